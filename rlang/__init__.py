@@ -1,0 +1,1 @@
+"""rlang: the rev reversible programming language (see LANGUAGE.md)."""

@@ -1,0 +1,130 @@
+"""The errors of rlang and how they are shown.
+
+Every user-facing error is an `RlangError` (LANGUAGE.md §8) with a message, a `Span`,
+optional notes, and -- for runtime errors -- the call chain, filled in by the
+interpreter as the error leaves each call.  `render()` gives the text the command
+line prints:
+
+    file.rev:12:5: error: deallocation check failed: n = 0.25, expected 0.0
+       12 |     n → 0.0
+          |     ^^^^^^^
+      in function logplus, called at file.rev:30:5 (running backward)
+          with y! = 0.0, x = 2.0
+
+`InternalError` is a bug in rlang and deliberately not an `RlangError`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .span import Span, source_line
+
+
+@dataclass
+class Frame:
+    """One entry of the call chain of a runtime error (innermost first)."""
+
+    function: str
+    call_site: Span | None      # where this function was called from; None at the top
+    backward: bool              # True when the function's inverse was running
+    locals: str = ""            # "name = value, ..." of the frame's variables
+
+
+class RlangError(Exception):
+    """Base class of every error a user can cause."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, notes: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.notes = tuple(notes)
+        self.frames: list[Frame] = []
+
+    def __str__(self) -> str:
+        if self.span is None or self.span.line == 0:
+            return self.message
+        return f"{self.span}: {self.message}"
+
+    def add_frame(self, frame: Frame) -> None:
+        self.frames.append(frame)
+
+    def render(self) -> str:
+        """The full text of the error, as the command line prints it."""
+        out = []
+        where = f"{self.span}: " if self.span is not None and self.span.line > 0 else ""
+        out.append(f"{where}error: {self.message}")
+        out.extend(_quote(self.span))
+        for note in self.notes:
+            out.append(f"  note: {note}")
+        for frame in self.frames:
+            direction = "running backward" if frame.backward else "running forward"
+            called = f", called at {frame.call_site}" if frame.call_site is not None else ""
+            out.append(f"  in function {frame.function}{called} ({direction})")
+            if frame.locals:
+                out.append(f"      with {frame.locals}")
+        return "\n".join(out)
+
+
+def _quote(span: Span | None) -> list[str]:
+    """The source line of `span` with a caret underline, or nothing if unknown."""
+    if span is None:
+        return []
+    text = source_line(span.file, span.line)
+    if text is None:
+        return []
+    text = text.replace("\t", " ")
+    number = str(span.line)
+    gutter = " " * (len(number) + 1)
+    start = max(span.col - 1, 0)
+    if span.end_line == span.line and span.end_col > span.col:
+        width = span.end_col - span.col
+    else:
+        width = max(len(text.rstrip()) - start, 1)
+    width = max(1, min(width, max(len(text) - start, 1)))
+    return [f" {number} | {text.rstrip()}", f"{gutter} | {' ' * start}{'^' * width}"]
+
+
+class ParseError(RlangError):
+    """The source does not follow the grammar (or cannot be read)."""
+
+    def __init__(self, message: str, span: Span | None = None, notes=(), incomplete: bool = False):
+        super().__init__(message, span, notes)
+        #: True when the input ended too early: more lines could complete it (REPL).
+        self.incomplete = incomplete
+
+
+class CheckError(RlangError):
+    """A static rule of LANGUAGE.md §6 is broken."""
+
+
+class CheckErrors(CheckError):
+    """Several static errors found in one program; rendered one after another."""
+
+    def __init__(self, errors: list[CheckError]):
+        first = errors[0]
+        super().__init__(first.message, first.span, first.notes)
+        self.errors = list(errors)
+
+    def render(self) -> str:
+        return "\n".join(error.render() for error in self.errors)
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+
+class RlangTypeError(RlangError):
+    """An operation is applied to values of the wrong type."""
+
+
+class ReversibilityError(RlangError):
+    """A runtime check of LANGUAGE.md §6 failed."""
+
+
+class RlangRuntimeError(RlangError):
+    """Index out of bounds, integer division by zero, call depth exceeded, ..."""
+
+
+class InternalError(Exception):
+    """A bug in rlang itself (never the user's fault)."""

@@ -1,0 +1,194 @@
+"""The registry of primitives: every built-in function and instruction, described once.
+
+Each `Builtin` says how many arguments the function takes, how it is computed on
+Python scalars (`forward`), and its partial derivatives (`partials`, used by the AD
+driver).  Each `Instruction` says which instruction undoes it and how it updates its
+operands.  Backends and the checker read these tables; nothing else re-lists the
+built-ins (tests walk the tables and fail when a column is missing).
+
+Scalars here are Python `int` (i64, wrapped by the caller), `bool` and `float`.
+Integer-valued results of `floor`, `ceil`, `round` stay floats, as in Julia.
+"""
+from __future__ import annotations
+
+import cmath
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+
+def _float_domain(fn: Callable[..., float]) -> Callable[..., float]:
+    """Wrap a `math` function so that domain errors give nan and overflow inf (IEEE)."""
+
+    def wrapped(*args):
+        try:
+            return fn(*(float(a) for a in args))
+        except ValueError:
+            return math.nan
+        except OverflowError:
+            return math.inf
+
+    wrapped.__name__ = getattr(fn, "__name__", "fn")
+    return wrapped
+
+
+def _sign(x):
+    if isinstance(x, float) and math.isnan(x):
+        return x
+    value = (x > 0) - (x < 0)
+    return float(value) if isinstance(x, float) else value
+
+
+def _round_half_even(x):
+    return float(round(float(x))) if math.isfinite(float(x)) else float(x)
+
+
+def _abs(x):
+    return abs(x)
+
+
+def _min(a, b):
+    if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+        return math.nan
+    return a if a <= b else b
+
+
+def _max(a, b):
+    if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+        return math.nan
+    return a if a >= b else b
+
+
+def _atan(y, x=None):
+    return math.atan(y) if x is None else math.atan2(y, x)
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A pure built-in function of expressions (LANGUAGE.md §7).
+
+    `forward(*args)` computes it on numbers; `partials(*args)` returns the tuple of
+    partial derivatives with respect to each argument (None where not differentiable
+    or not a number).  `int_preserving` functions keep integer arguments integer.
+    """
+
+    name: str
+    min_args: int
+    max_args: int
+    forward: Callable
+    partials: Callable | None
+    int_preserving: bool = False
+
+
+def _b(name, arity, forward, partials, int_preserving=False, max_args=None):
+    return Builtin(name, arity, arity if max_args is None else max_args, forward, partials,
+                   int_preserving)
+
+
+_f = _float_domain
+BUILTINS: dict[str, Builtin] = {b.name: b for b in [
+    _b("sin", 1, _f(math.sin), lambda x: (math.cos(x),)),
+    _b("cos", 1, _f(math.cos), lambda x: (-math.sin(x),)),
+    _b("tan", 1, _f(math.tan), lambda x: (1.0 + math.tan(x) ** 2,)),
+    _b("asin", 1, _f(math.asin), lambda x: (1.0 / math.sqrt(1.0 - x * x),)),
+    _b("acos", 1, _f(math.acos), lambda x: (-1.0 / math.sqrt(1.0 - x * x),)),
+    _b("atan", 1, _f(_atan), lambda y, x=None: ((1.0 / (1.0 + y * y),) if x is None else
+                                               (x / (x * x + y * y), -y / (x * x + y * y))),
+       max_args=2),
+    _b("sinh", 1, _f(math.sinh), lambda x: (math.cosh(x),)),
+    _b("cosh", 1, _f(math.cosh), lambda x: (math.sinh(x),)),
+    _b("tanh", 1, _f(math.tanh), lambda x: (1.0 - math.tanh(x) ** 2,)),
+    _b("exp", 1, _f(math.exp), lambda x: (math.exp(x),)),
+    _b("log", 1, _f(math.log), lambda x: (1.0 / x,)),
+    _b("log1p", 1, _f(math.log1p), lambda x: (1.0 / (1.0 + x),)),
+    _b("expm1", 1, _f(math.expm1), lambda x: (math.exp(x),)),
+    _b("sqrt", 1, _f(math.sqrt), lambda x: (0.5 / math.sqrt(x),)),
+    _b("cbrt", 1, _f(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x)),
+       lambda x: (1.0 / (3.0 * abs(x) ** (2.0 / 3.0)),)),
+    _b("abs", 1, _abs, lambda x: (_sign(float(x)),), int_preserving=True),
+    _b("abs2", 1, lambda x: x * x, lambda x: (2.0 * x,), int_preserving=True),
+    _b("angle", 1, lambda x: _f(math.atan2)(0.0, x), lambda x: (0.0,)),
+    _b("real", 1, lambda x: x, lambda x: (1.0,), int_preserving=True),
+    _b("imag", 1, lambda x: 0 if isinstance(x, int) else 0.0, lambda x: (0.0,),
+       int_preserving=True),
+    _b("conj", 1, lambda x: x, lambda x: (1.0,), int_preserving=True),
+    _b("min", 2, _min, lambda a, b: (1.0, 0.0) if a <= b else (0.0, 1.0), int_preserving=True),
+    _b("max", 2, _max, lambda a, b: (1.0, 0.0) if a >= b else (0.0, 1.0), int_preserving=True),
+    _b("floor", 1, lambda x: float(math.floor(x)) if math.isfinite(x) else float(x),
+       lambda x: (0.0,)),
+    _b("ceil", 1, lambda x: float(math.ceil(x)) if math.isfinite(x) else float(x),
+       lambda x: (0.0,)),
+    _b("round", 1, _round_half_even, lambda x: (0.0,)),
+    _b("sign", 1, _sign, lambda x: (0.0,), int_preserving=True),
+    _b("hypot", 2, _f(math.hypot),
+       lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
+]}
+
+#: Built-ins whose arguments are arrays or types rather than numbers.  They are
+#: evaluated by the interpreter itself; the table gives their arity (min, max).
+STRUCTURAL_BUILTINS: dict[str, tuple[int, int]] = {
+    "length": (1, 1),
+    "size": (2, 2),
+    "zero": (1, 1),
+    "one": (1, 1),
+    "zeros": (2, 64),
+    "stack": (1, 1),
+    "complex": (1, 2),
+}
+
+#: Conversions `T(x)`.
+CONVERSIONS = ("f64", "f32", "i64", "i32", "fixed", "ulog", "bool")
+
+#: `zeros(T, …)` and `stack(T)` may appear only as the value of an allocation.
+ALLOCATION_ONLY = ("zeros", "stack")
+
+#: The named constants of expressions.
+CONSTANTS = {"pi": math.pi, "inf": math.inf, "nan": math.nan}
+
+
+def is_builtin_function(name: str) -> bool:
+    """True when `name(...)` in an expression is a built-in (not a user function)."""
+    return name in BUILTINS or name in STRUCTURAL_BUILTINS or name in CONVERSIONS
+
+
+def builtin_arity(name: str) -> tuple[int, int]:
+    """(min, max) argument counts of the built-in `name`."""
+    if name in BUILTINS:
+        b = BUILTINS[name]
+        return b.min_args, b.max_args
+    if name in STRUCTURAL_BUILTINS:
+        return STRUCTURAL_BUILTINS[name]
+    if name in CONVERSIONS:
+        return 1, 1
+    raise KeyError(name)
+
+
+# -------------------------------------------------------------------- instructions
+
+@dataclass(frozen=True)
+class Instruction:
+    """An instruction statement: operand count, which operands it writes, its inverse."""
+
+    name: str
+    arity: int
+    written: tuple          # indices of the operands the instruction updates
+    inverse: str
+    description: str
+
+
+INSTRUCTION_TABLE: dict[str, Instruction] = {i.name: i for i in [
+    Instruction("SWAP", 2, (0, 1), "SWAP", "exchange two views"),
+    Instruction("NEG", 1, (0,), "NEG", "x = -x"),
+    Instruction("INC", 1, (0,), "DEC", "x = x + 1"),
+    Instruction("DEC", 1, (0,), "INC", "x = x - 1"),
+    Instruction("FLIP", 1, (0,), "FLIP", "b = !b"),
+    Instruction("CONJ", 1, (0,), "CONJ", "z = conj(z)"),
+    Instruction("ROT", 3, (0, 1), "IROT", "rotate (a, b) by θ"),
+    Instruction("IROT", 3, (0, 1), "ROT", "rotate (a, b) by -θ"),
+    Instruction("HADAMARD", 2, (0, 1), "HADAMARD", "((a+b)/√2, (a-b)/√2)"),
+    Instruction("PUSH", 2, (0, 1), "POP", "move x onto stack s; x becomes zero"),
+    Instruction("POP", 2, (0, 1), "PUSH", "pop the top of s into x, which must be zero"),
+]}
+
+#: Names that are statements of `@safe`.
+SAFE_FUNCTIONS = ("print", "show", "assert")
