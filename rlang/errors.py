@@ -75,15 +75,15 @@ def _quote(span: Span | None) -> list[str]:
     if text is None:
         return []
     text = text.replace("\t", " ")
-    number = str(span.line)
-    gutter = " " * (len(number) + 1)
+    number = f"{span.line:>5}"
+    gutter = " " * len(number)
     start = max(span.col - 1, 0)
     if span.end_line == span.line and span.end_col > span.col:
         width = span.end_col - span.col
     else:
         width = max(len(text.rstrip()) - start, 1)
     width = max(1, min(width, max(len(text) - start, 1)))
-    return [f" {number} | {text.rstrip()}", f"{gutter} | {' ' * start}{'^' * width}"]
+    return [f"{number} | {text.rstrip()}", f"{gutter} | {' ' * start}{'^' * width}"]
 
 
 class ParseError(RlangError):

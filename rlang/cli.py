@@ -1,0 +1,222 @@
+"""The `rlang` command (LANGUAGE.md §6, §8, §9).
+
+    rlang run FILE [FUNCTION] [ARGS…] [--inverse] [--backend B] [--no-invcheck] [--json]
+    rlang check FILE
+    rlang invert FILE [FUNCTION]
+
+A thin layer over the public API.  Exit status: 0 on success, 1 for an error in the
+program (printed to stderr as LANGUAGE.md §8 shows), 2 for a bad command line, 130
+when interrupted.  No input makes it print a Python traceback: anything unexpected
+is reported as an internal error (exit 70).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import ast
+from .api import BACKENDS, Module
+from .check import check
+from .deep import run_deep
+from .errors import CheckErrors, ParseError, RlangError
+from .evaluate import Evaluator
+from .invert import invert_program
+from .loader import load_unit
+from .parser import parse_expression
+from .printer import format_program
+from .values import format_value, to_json
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"rlang: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="rlang", description="rev: a reversible programming language")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a function (or main) and print the results")
+    run.add_argument("file", metavar="FILE")
+    run.add_argument("function", metavar="FUNCTION", nargs="?",
+                     help="function to run (default: main)")
+    run.add_argument("args", metavar="ARGS", nargs="*",
+                     help="arguments as rev literals: 2, -1.5, true, '[1.0, 2.0]'")
+    run.add_argument("--inverse", action="store_true", help="run the inverse of the function")
+    run.add_argument("--backend", choices=BACKENDS, default="interp")
+    run.add_argument("--no-invcheck", action="store_true",
+                     help="skip the reversibility checks at run time")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+    check_cmd = commands.add_parser("check", help="report every static error of a program")
+    check_cmd.add_argument("file", metavar="FILE")
+
+    invert = commands.add_parser("invert", help="print the inverse program as rev source")
+    invert.add_argument("file", metavar="FILE")
+    invert.add_argument("function", metavar="FUNCTION", nargs="?")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns (and exits with) the status."""
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        options = parser.parse_args(_options_first(argv))
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        return _COMMANDS[options.command](options)
+    except RlangError as error:
+        sys.stdout.flush()
+        sys.stderr.write(error.render() + "\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("rlang: interrupted\n")
+        return EXIT_INTERRUPTED
+    except RecursionError:
+        sys.stderr.write("rlang: error: the program is nested or recurses too deeply\n")
+        return EXIT_ERROR
+    except MemoryError:
+        sys.stderr.write("rlang: error: out of memory\n")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as error:  # a bug in rlang: say so, without a traceback
+        sys.stderr.write(f"rlang: internal error: {type(error).__name__}: {error}\n"
+                         "This is a bug in rlang; please report it with the program.\n")
+        return EXIT_INTERNAL
+
+
+def _options_first(argv: list[str]) -> list[str]:
+    """Reorder `COMMAND [tokens…]` as `COMMAND options… -- positionals…`, so options may
+    stand anywhere and arguments such as `-1.5` are never taken for options."""
+    if not argv or argv[0].startswith("-"):
+        return argv
+    command, rest = argv[0], argv[1:]
+    options, positionals = [], []
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        if token == "--":
+            positionals.extend(rest[i + 1:])
+            break
+        if token.startswith("--") or token in ("-h",):
+            options.append(token)
+            if token == "--backend" and i + 1 < len(rest):
+                options.append(rest[i + 1])
+                i += 1
+        else:
+            positionals.append(token)
+        i += 1
+    return [command, *options, "--", *positionals] if positionals else [command, *options]
+
+
+def _command_run(options) -> int:
+    unit = load_unit(options.file)
+    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck)
+    if options.function is None:
+        if options.inverse:
+            raise RlangError("--inverse needs a FUNCTION: `main` takes no arguments to run "
+                             "backward")
+        results = module.run_main()
+    else:
+        name = options.function
+        if name not in unit.functions:
+            raise RlangError(f"{options.file} has no function `{name}`; it defines "
+                             f"{', '.join(unit.functions) or 'no functions'}")
+        args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
+        fn = module[name]
+        if options.inverse:
+            fn = ~fn
+        params = fn.params
+        if len(args) != len(params):
+            raise RlangError(f"`{name}` takes {len(params)} argument(s) "
+                             f"({', '.join(params)}), got {len(args)}")
+        results = list(zip(params, fn(*args)))
+    _print_results(results, options.json)
+    return 0
+
+
+def _print_results(results, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({name: to_json(value) for name, value in results}))
+    else:
+        for name, value in results:
+            print(f"{name} = {format_value(value)}")
+
+
+def parse_argument(text: str, position: int):
+    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`)."""
+    try:
+        expr = parse_expression(text, f"<argument {position}>")
+    except ParseError as error:
+        raise RlangError(f"argument {position} ({text!r}) is not a rev literal: "
+                         f"{error.message}") from None
+    if not _is_literal(expr):
+        raise RlangError(f"argument {position} ({text!r}) is not a literal; write numbers, "
+                         "true/false, arrays like [1.0, 2.0] or complex numbers like 1.0+2.0im")
+    value = Evaluator({}).eval(expr, {})
+    return value
+
+
+def _is_literal(expr) -> bool:
+    match expr:
+        case ast.IntLit() | ast.FloatLit() | ast.ImagLit() | ast.BoolLit():
+            return True
+        case ast.Name(id=name):
+            return name in ("inf", "nan", "pi")
+        case ast.Unary(op="-", operand=operand):
+            return _is_literal(operand)
+        case ast.Binary(op="+" | "-", left=left, right=right):
+            return _is_literal(left) and _is_literal(right)
+        case ast.ArrayLit(items=items):
+            return all(_is_literal(item) for item in items)
+    return False
+
+
+def _command_check(options) -> int:
+    unit = load_unit(options.file)
+    try:
+        check(unit)
+    except CheckErrors as errors:
+        sys.stderr.write(errors.render() + "\n")
+        count = len(errors.errors)
+        sys.stderr.write(f"{count} error{'s' if count != 1 else ''} in {options.file}\n")
+        return EXIT_ERROR
+    print(f"{options.file}: ok")
+    return 0
+
+
+def _command_invert(options) -> int:
+    unit = load_unit(options.file)
+    check(unit)
+    program = unit.program
+    if options.function is not None:
+        defined = {item.name for item in program.items if isinstance(item, ast.Function)}
+        if options.function not in defined:
+            raise RlangError(f"{options.file} has no function `{options.function}`")
+    sys.stdout.write(format_program(invert_program(program, options.function)))
+    return 0
+
+
+_COMMANDS = {
+    "run": lambda options: run_deep(_command_run, options),
+    "check": _command_check,
+    "invert": _command_invert,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

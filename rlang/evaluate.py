@@ -1,0 +1,396 @@
+"""Expressions and views, evaluated by the interpreter.
+
+`Evaluator.eval(expr, env)` gives the value of a pure expression in an environment
+(a dict of local variables; constants come from the evaluator).  `Evaluator.ref(view,
+env)` resolves a view (`x`, `a[i, j]`, `z.re`) to a `Ref` that can be read and
+written; index expressions are evaluated once, when the ref is made.
+
+While a ref is `watched`, reading that same memory in an expression raises a
+ReversibilityError: this is the run-time half of the rule "the target of an update
+is not read by its right-hand side" (LANGUAGE.md §5), for `a[i] += a[j]`, i == j.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import ast, ops
+from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
+from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
+from .values import (DTYPES, UNSUPPORTED_TYPES, Stack, array_from_nested, from_numpy_scalar,
+                     one_of, summarize, type_name, wrap_i64, zero_of)
+
+
+class Ref:
+    """A resolved view: something that can be read and written."""
+
+    __slots__ = ()
+
+
+class VarRef(Ref):
+    """A whole local variable."""
+
+    __slots__ = ("env", "name", "text")
+
+    def __init__(self, env: dict, name: str):
+        self.env, self.name, self.text = env, name, name
+
+    def get(self):
+        return self.env[self.name]
+
+    def set(self, value):
+        self.env[self.name] = value
+
+    def overlaps(self, other: Ref) -> bool:
+        if isinstance(other, VarRef):
+            if self.env is other.env and self.name == other.name:
+                return True
+            mine = self.env[self.name]
+            return isinstance(mine, np.ndarray) and mine is other.env[other.name]
+        return other.overlaps(self)
+
+
+class ElemRef(Ref):
+    """One element of an array."""
+
+    __slots__ = ("array", "index", "text", "log")
+
+    def __init__(self, array: np.ndarray, index: tuple, text: str, log):
+        self.array, self.index, self.text, self.log = array, index, text, log
+
+    def get(self):
+        return from_numpy_scalar(self.array[self.index])
+
+    def set(self, value):
+        if self.log is not None:
+            self.log(self)
+        self.array[self.index] = value
+
+    def overlaps(self, other: Ref) -> bool:
+        if isinstance(other, ElemRef):
+            return self.array is other.array and self.index == other.index
+        if isinstance(other, FieldRef):
+            return other.overlaps(self)
+        return isinstance(other, VarRef) and other.env[other.name] is self.array
+
+
+class FieldRef(Ref):
+    """The `.re` or `.im` part of a complex view."""
+
+    __slots__ = ("base", "field", "text")
+
+    def __init__(self, base: Ref, field: str, text: str):
+        self.base, self.field, self.text = base, field, text
+
+    def get(self):
+        value = self.base.get()
+        return value.real if self.field == "re" else value.imag
+
+    def set(self, value):
+        old = self.base.get()
+        new = complex(value, old.imag) if self.field == "re" else complex(old.real, value)
+        self.base.set(new)
+
+    def overlaps(self, other: Ref) -> bool:
+        if isinstance(other, FieldRef):
+            return self.base.overlaps(other.base) and self.field == other.field
+        return self.base.overlaps(other)
+
+
+def view_text(view) -> str:
+    """How a view is written in source: `a[…]` keeps only the root and the shape."""
+    from .printer import format_expr
+
+    try:
+        return format_expr(view)
+    except Exception:  # the printer is only used for messages here
+        root = ast.view_root(view)
+        return root.id if root is not None else "?"
+
+
+class Evaluator:
+    """Evaluates expressions; `consts` holds the program's constants by name."""
+
+    def __init__(self, consts: dict):
+        self.consts = consts
+        self.watched: Ref | None = None
+        self.write_log = None      # called with each ElemRef written (parallel loops)
+
+    # ---------------------------------------------------------------- views
+    def ref(self, view, env: dict) -> Ref:
+        """Resolve a view to a Ref (RlangTypeError if it is not a view)."""
+        if isinstance(view, ast.Name):
+            if view.id in env:
+                return VarRef(env, view.id)
+            if view.id in self.consts or view.id in CONSTANTS:
+                raise RlangTypeError(f"`{view.id}` is a constant and cannot be updated",
+                                     view.span)
+            raise RlangRuntimeError(f"`{view.id}` is not defined here", view.span)
+        if isinstance(view, ast.Index):
+            array = self._array_of(view.base, env)
+            index = self.indices(view, array, env)
+            return ElemRef(array, index, view_text(view), self.write_log)
+        if isinstance(view, ast.Field):
+            base = self.ref(view.base, env)
+            value = base.get()
+            if not isinstance(value, complex):
+                raise RlangTypeError(f"`.{view.field}` needs a complex value, got a "
+                                     f"{type_name(value)}", view.span)
+            return FieldRef(base, view.field, view_text(view))
+        raise RlangTypeError("only a variable, an array element or a field can be updated",
+                             getattr(view, "span", None))
+
+    def _array_of(self, base, env):
+        array = self.eval(base, env)
+        if not isinstance(array, np.ndarray):
+            raise RlangTypeError(f"cannot index a {type_name(array)}", base.span)
+        return array
+
+    def indices(self, node: ast.Index, array: np.ndarray, env: dict) -> tuple:
+        """The evaluated, bounds-checked index tuple of `node` into `array`."""
+        if len(node.indices) != array.ndim:
+            raise RlangTypeError(f"{type_name(array)} needs {array.ndim} "
+                                 f"ind{'ex' if array.ndim == 1 else 'ices'}, got "
+                                 f"{len(node.indices)}", node.span)
+        index = []
+        for expr, extent in zip(node.indices, array.shape):
+            i = self.eval(expr, env)
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise RlangTypeError(f"an index must be an integer, got {type_name(i)} "
+                                     f"{summarize(i)}", expr.span)
+            if not 0 <= i < extent:
+                raise RlangRuntimeError(
+                    f"index {i} is out of bounds for an axis of length {extent} "
+                    f"(indices are 0-based)", expr.span)
+            index.append(i)
+        return tuple(index)
+
+    # ---------------------------------------------------------- expressions
+    def eval(self, expr, env: dict):
+        """The value of `expr`."""
+        method = _EVAL.get(type(expr))
+        if method is None:
+            raise RlangTypeError(f"{type(expr).__name__} is not an expression",
+                                 getattr(expr, "span", None))
+        return method(self, expr, env)
+
+    def _name(self, expr: ast.Name, env):
+        name = expr.id
+        if name in env:
+            value = env[name]
+            watched = self.watched
+            if watched is not None and isinstance(watched, VarRef) and watched.env is env \
+                    and watched.name == name:
+                raise _alias_error(watched, expr)
+            return value
+        if name in self.consts:
+            return self.consts[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        raise RlangRuntimeError(f"`{name}` is not defined here", expr.span)
+
+    def _index(self, expr: ast.Index, env):
+        array = self._array_of(expr.base, env)
+        index = self.indices(expr, array, env)
+        watched = self.watched
+        if watched is not None and isinstance(watched, ElemRef) and watched.array is array \
+                and watched.index == index:
+            raise _alias_error(watched, expr)
+        return from_numpy_scalar(array[index])
+
+    def _field(self, expr: ast.Field, env):
+        value = self.eval(expr.base, env)
+        if not isinstance(value, complex):
+            raise RlangTypeError(f"`.{expr.name}` needs a complex value, got a "
+                                 f"{type_name(value)}", expr.span)
+        return value.real if expr.name == "re" else value.imag
+
+    def _unary(self, expr: ast.Unary, env):
+        return ops.unary(expr.op, self.eval(expr.operand, env), expr.span)
+
+    def _binary(self, expr: ast.Binary, env):
+        op = expr.op
+        if op in ("&&", "||"):
+            left = ops.truth(self.eval(expr.left, env), f"the left operand of `{op}`", expr.left.span)
+            if left == (op == "||"):
+                return left
+            return ops.truth(self.eval(expr.right, env), f"the right operand of `{op}`",
+                             expr.right.span)
+        return ops.binary(op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
+
+    def _array(self, expr: ast.ArrayLit, env):
+        items = [self.eval(item, env) for item in expr.items]
+        nested = [item.tolist() if isinstance(item, np.ndarray) else item for item in items]
+        for item in items:
+            if not isinstance(item, (bool, int, float, complex, np.ndarray)):
+                raise RlangTypeError(f"an array literal cannot hold a {type_name(item)}",
+                                     expr.span)
+        try:
+            return array_from_nested(nested)
+        except (ValueError, OverflowError) as error:
+            raise RlangTypeError(f"invalid array literal: {error}", expr.span) from None
+
+    def _call(self, expr: ast.Call, env):
+        name = expr.func
+        handler = _STRUCTURAL.get(name)
+        if handler is not None:
+            return handler(self, expr, env)
+        if name in CONVERSIONS:
+            return _convert(name, self.eval(expr.args[0], env), expr)
+        builtin = BUILTINS.get(name)
+        if builtin is None:
+            raise RlangTypeError(f"`{name}` is not a built-in function", expr.span)
+        if not builtin.min_args <= len(expr.args) <= builtin.max_args:
+            raise RlangTypeError(f"`{name}` takes {builtin.min_args} argument(s), got "
+                                 f"{len(expr.args)}", expr.span)
+        args = [self.eval(arg, env) for arg in expr.args]
+        return apply_builtin(builtin, args, expr)
+
+
+def _alias_error(watched: Ref, read) -> ReversibilityError:
+    return ReversibilityError(
+        f"`{watched.text}` is read by the right-hand side of its own update "
+        f"(the same memory as `{view_text(read)}`)", read.span)
+
+
+def apply_builtin(builtin, args, expr):
+    """`builtin(*args)` on scalars, keeping integers integer where the function does."""
+    for arg in args:
+        if isinstance(arg, complex):
+            raise RlangTypeError(f"`{builtin.name}` of a complex number is not supported yet",
+                                 expr.span)
+        if not isinstance(arg, (bool, int, float)):
+            raise RlangTypeError(f"`{builtin.name}` needs numbers, got a {type_name(arg)}",
+                                 expr.span)
+    args = [int(a) if isinstance(a, bool) else a for a in args]
+    if builtin.int_preserving and all(isinstance(a, int) for a in args):
+        return wrap_i64(builtin.forward(*args))
+    return float(builtin.forward(*(float(a) for a in args)))
+
+
+def _type_arg(evaluator, expr: ast.Call, position: int = 0) -> ast.TypeRef:
+    arg = expr.args[position]
+    if not isinstance(arg, ast.TypeExpr):
+        raise RlangTypeError(f"`{expr.func}` needs a type (such as f64) as argument "
+                             f"{position + 1}", arg.span)
+    scalar = arg.type.scalar
+    if scalar in UNSUPPORTED_TYPES:
+        raise RlangTypeError(f"type `{scalar}` is not supported yet", arg.span)
+    if scalar == "stack":
+        raise RlangTypeError("`stack` is not a scalar type", arg.span)
+    return arg.type
+
+
+def _length(evaluator, expr, env):
+    value = evaluator.eval(expr.args[0], env)
+    if isinstance(value, np.ndarray):
+        return int(value.size)
+    if isinstance(value, Stack):
+        return len(value.items)
+    raise RlangTypeError(f"`length` needs an array or a stack, got a {type_name(value)}",
+                         expr.span)
+
+
+def _size(evaluator, expr, env):
+    value = evaluator.eval(expr.args[0], env)
+    dim = evaluator.eval(expr.args[1], env)
+    if not isinstance(value, np.ndarray):
+        raise RlangTypeError(f"`size` needs an array, got a {type_name(value)}", expr.span)
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < value.ndim:
+        raise RlangRuntimeError(f"`size`: dimension {summarize(dim)} does not exist in a "
+                                f"{value.ndim}-dimensional array (dimensions are 0-based)",
+                                expr.args[1].span)
+    return int(value.shape[dim])
+
+
+def _zero(evaluator, expr, env):
+    return zero_of(_type_arg(evaluator, expr).scalar)
+
+
+def _one(evaluator, expr, env):
+    return one_of(_type_arg(evaluator, expr).scalar)
+
+
+def _zeros(evaluator, expr, env):
+    scalar = _type_arg(evaluator, expr).scalar
+    shape = []
+    for arg in expr.args[1:]:
+        n = evaluator.eval(arg, env)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, "
+                                    f"got {summarize(n)}", arg.span)
+        shape.append(n)
+    try:
+        return np.zeros(shape, dtype=DTYPES[scalar])
+    except (MemoryError, ValueError) as error:
+        raise RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {tuple(shape)}: "
+                                f"{error}", expr.span) from None
+
+
+def _stack(evaluator, expr, env):
+    return Stack(_type_arg(evaluator, expr).scalar)
+
+
+def _complex(evaluator, expr, env):
+    parts = [evaluator.eval(arg, env) for arg in expr.args]
+    for part in parts:
+        if isinstance(part, (complex, str)) or not isinstance(part, (bool, int, float)):
+            raise RlangTypeError(f"`complex` needs real numbers, got a {type_name(part)}",
+                                 expr.span)
+    return complex(*(float(p) for p in parts))
+
+
+_STRUCTURAL = {"length": _length, "size": _size, "zero": _zero, "one": _one,
+               "zeros": _zeros, "stack": _stack, "complex": _complex}
+
+
+def _convert(name: str, value, expr):
+    if name in UNSUPPORTED_TYPES:
+        raise RlangTypeError(f"type `{name}` is not supported yet", expr.span)
+    if not isinstance(value, (bool, int, float, complex)):
+        raise RlangTypeError(f"`{name}` cannot convert a {type_name(value)}", expr.span)
+    if name == "f64":
+        if isinstance(value, complex):
+            raise RlangTypeError("`f64` of a complex number; use real(z) or abs(z)", expr.span)
+        return float(value)
+    if name == "i64":
+        return _to_integer(value, expr)
+    if name == "bool":
+        if isinstance(value, bool):
+            return value
+        if value in (0, 1):
+            return bool(value)
+        raise RlangRuntimeError(f"bool({summarize(value)}): only 0 and 1 convert to bool",
+                                expr.span)
+    raise RlangTypeError(f"unknown conversion `{name}`", expr.span)
+
+
+def _to_integer(value, expr):
+    if isinstance(value, complex):
+        raise RlangTypeError("`i64` of a complex number", expr.span)
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != math.floor(value):
+            raise RlangRuntimeError(f"i64({summarize(value)}): not an integer; use floor, "
+                                    "ceil or round first", expr.span)
+        if not -2.0 ** 63 <= value < 2.0 ** 63:
+            raise RlangRuntimeError(f"i64({summarize(value)}): out of the range of i64",
+                                    expr.span)
+    return int(value)
+
+
+_EVAL = {
+    ast.IntLit: lambda self, e, env: e.value,
+    ast.FloatLit: lambda self, e, env: e.value,
+    ast.BoolLit: lambda self, e, env: e.value,
+    ast.StrLit: lambda self, e, env: e.value,
+    ast.ImagLit: lambda self, e, env: complex(0.0, e.value),
+    ast.TypeExpr: lambda self, e, env: e.type,
+    ast.Name: Evaluator._name,
+    ast.Index: Evaluator._index,
+    ast.Field: Evaluator._field,
+    ast.Unary: Evaluator._unary,
+    ast.Binary: Evaluator._binary,
+    ast.ArrayLit: Evaluator._array,
+    ast.Call: Evaluator._call,
+}

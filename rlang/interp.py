@@ -1,0 +1,291 @@
+"""The tree-walking interpreter: the reference semantics of rev.
+
+`Interpreter(unit, invcheck=True)` runs checked programs.  `call(name, args,
+inverse=False)` runs a function (or its inverse) on Python values and returns the
+new values of its arguments; `run_main()` runs `main` and returns its store as
+(name, value) pairs.  Arrays are updated in place.
+
+Running backward is running the inverted AST forward: inverted bodies come from
+`rlang.invert` (cached per function and per `~begin`/`@routine` block), and keep the
+spans of the forward source, so an error in a backward run points at the line the
+user wrote.  Every run-time check of LANGUAGE.md §6 is made while `invcheck` is on,
+and none when it is off (`@invcheckoff` turns it off for one statement).
+
+Errors leaving a call collect the call chain (function, call site, direction and
+the frame's variables) as they unwind.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ast, ops
+from .analysis import written_params
+from .calls import execute_call
+from .checks import check_dealloc
+from .errors import Frame, ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
+from .evaluate import Evaluator
+from .instructions import execute_instruction
+from .invert import invert_body
+from .loops import execute_for
+from .printer import format_expr, format_type
+from .safe import execute_safe
+from .values import DTYPES, Stack, conform, summarize, type_name, zero_of
+
+#: Default limit of the call depth (LANGUAGE.md §4).
+MAX_DEPTH = 10_000
+
+
+class _FrameState:
+    """A running function: its variables, and what an error report needs."""
+
+    __slots__ = ("function", "env", "backward", "call_site")
+
+    def __init__(self, function: str, env: dict, backward: bool, call_site):
+        self.function, self.env, self.backward, self.call_site = function, env, backward, call_site
+
+
+class Interpreter:
+    """Runs the functions of a `Unit` (which the checker has accepted)."""
+
+    def __init__(self, unit, invcheck: bool = True, max_depth: int = MAX_DEPTH, out=None):
+        self.unit = unit
+        self.functions = unit.functions
+        self.invcheck = invcheck
+        self.max_depth = max_depth
+        self.out = out
+        self.depth = 0
+        self.written = written_params(unit.functions)
+        self.evaluator = Evaluator({})
+        self.evaluator.consts.update(self._eval_consts())
+        self._inverse_bodies: dict[int, tuple] = {}
+        self._stmt = {
+            ast.Update: self._update, ast.Instr: self._instr, ast.Alloc: self._alloc,
+            ast.Dealloc: self._dealloc, ast.Zeros: self._zeros, ast.CallStmt: self._call_stmt,
+            ast.Block: self._block, ast.If: self._if, ast.While: self._while,
+            ast.From: self._from, ast.For: self._for, ast.Annotated: self._annotated,
+            ast.Safe: self._safe,
+        }
+
+    def _eval_consts(self) -> dict:
+        values = {}
+        for const in self.unit.consts.values():
+            self.evaluator.consts = values
+            values[const.name] = self.evaluator.eval(const.value, {})
+        return values
+
+    # ------------------------------------------------------------- entry points
+    def call(self, name: str, args: list, inverse: bool = False, convert: bool = True) -> list:
+        """Run `name` (or its inverse) on `args`; return the arguments' new values."""
+        fn = self.functions.get(name)
+        if fn is None:
+            raise RlangRuntimeError(f"no function named `{name}`")
+        if len(args) != len(fn.params):
+            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got {len(args)}",
+                                 fn.span)
+        env = {}
+        for param, value in zip(fn.params, args):
+            env[param.name] = self._bind(fn, param, value, convert, fn.span)
+        self._run_function(fn, env, inverse, call_site=None)
+        return [env[p.name] for p in fn.params]
+
+    def run_main(self) -> list:
+        """Run `main()`; return its store, in allocation order."""
+        fn = self.functions.get("main")
+        if fn is None:
+            raise RlangRuntimeError("the program has no `function main()`; name a function "
+                                    "to run", self.unit.program.span)
+        env: dict = {}
+        self._run_function(fn, env, False, call_site=None)
+        return list(env.items())
+
+    # ---------------------------------------------------------------- functions
+    def body_of(self, fn: ast.Function, backward: bool) -> tuple:
+        return self.inverse_of(fn.body) if backward else fn.body
+
+    def inverse_of(self, body: tuple) -> tuple:
+        """The inverse of a statement list, computed once per list."""
+        key = id(body)
+        cached = self._inverse_bodies.get(key)
+        if cached is None or cached[0] is not body:
+            cached = (body, invert_body(body))
+            self._inverse_bodies[key] = cached
+        return cached[1]
+
+    def _run_function(self, fn, env, backward, call_site):
+        self.depth += 1
+        try:
+            if self.depth > self.max_depth:
+                raise RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
+                                        "(unbounded recursion?)", call_site or fn.span)
+            self._exec_body(self.body_of(fn, backward), env)
+        except RlangError as error:
+            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            raise
+        finally:
+            self.depth -= 1
+
+    def _bind(self, fn, param, value, convert, span):
+        conformed = conform(value, param.type, convert)
+        if conformed is None:
+            raise RlangTypeError(
+                f"argument `{param.name}` of `{fn.name}` must be a {format_type(param.type)}, "
+                f"got a {type_name(value)} {summarize(value)}", span)
+        return conformed
+
+    # --------------------------------------------------------------- statements
+    def _exec_body(self, stmts: tuple, env: dict) -> None:
+        routines = []
+        for stmt in stmts:
+            kind = type(stmt)
+            if kind is ast.Routine:
+                self._exec_body(stmt.body, env)
+                routines.append(stmt)
+            elif kind is ast.UnRoutine:
+                if not routines:
+                    raise RlangRuntimeError("`~@routine` without a `@routine` before it",
+                                            stmt.span)
+                self._exec_body(self.inverse_of(routines.pop().body), env)
+            else:
+                self._stmt[kind](stmt, env)
+
+    def _update(self, stmt: ast.Update, env):
+        ev = self.evaluator
+        ref = ev.ref(stmt.target, env)
+        old = ref.get()
+        if self.invcheck:
+            ev.watched = ref
+            try:
+                rhs = ev.eval(stmt.value, env)
+            finally:
+                ev.watched = None
+        else:
+            rhs = ev.eval(stmt.value, env)
+        if isinstance(old, (np.ndarray, Stack)):
+            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{ref.text}` is a "
+                                 f"{type_name(old)} (loop over its elements)", stmt.target.span)
+        ref.set(ops.accumulate(stmt.op, old, rhs, stmt.span, ref.text))
+
+    def _instr(self, stmt: ast.Instr, env):
+        execute_instruction(self, stmt, env)
+
+    def _alloc(self, stmt: ast.Alloc, env):
+        if stmt.name in env:
+            raise ReversibilityError(f"`{stmt.name}` is already allocated", stmt.span)
+        value = self.evaluator.eval(stmt.value, env)
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+        elif isinstance(value, Stack):
+            value = value.copy()
+        elif isinstance(value, (str, ast.TypeRef)):
+            raise RlangTypeError(f"cannot allocate a {type_name(value)}", stmt.value.span)
+        env[stmt.name] = value
+
+    def _dealloc(self, stmt: ast.Dealloc, env):
+        if stmt.name not in env:
+            raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
+        if self.invcheck:
+            expected = self.evaluator.eval(stmt.value, env)
+            check_dealloc(stmt.name, env[stmt.name], expected, stmt.span)
+        del env[stmt.name]
+
+    def _zeros(self, stmt: ast.Zeros, env):
+        scalar = stmt.type.scalar
+        if scalar not in DTYPES:
+            raise RlangTypeError(f"type `{scalar}` is not supported yet", stmt.type.span)
+        zero = zero_of(scalar)
+        for name in stmt.names:
+            if not stmt.inverse:
+                if name in env:
+                    raise ReversibilityError(f"`{name}` is already allocated", stmt.span)
+                env[name] = zero
+                continue
+            if name not in env:
+                raise ReversibilityError(f"`{name}` is not allocated", stmt.span)
+            if self.invcheck:
+                check_dealloc(name, env[name], zero, stmt.span)
+            del env[name]
+
+    def _block(self, stmt: ast.Block, env):
+        self._exec_body(self.inverse_of(stmt.body) if stmt.inverse else stmt.body, env)
+
+    def _annotated(self, stmt: ast.Annotated, env):
+        if stmt.annotation != "invcheckoff":   # @inbounds: the interpreter always checks
+            self._exec_body((stmt.stmt,), env)
+            return
+        saved = self.invcheck
+        self.invcheck = False
+        try:
+            self._exec_body((stmt.stmt,), env)
+        finally:
+            self.invcheck = saved
+
+    def _safe(self, stmt: ast.Safe, env):
+        execute_safe(self, stmt, env)
+
+    # ----------------------------------------------------------- control flow
+    def _cond(self, expr, env, what: str) -> bool:
+        return ops.truth(self.evaluator.eval(expr, env), what, expr.span)
+
+    def _if(self, stmt: ast.If, env):
+        taken = None
+        for k, branch in enumerate(stmt.branches):
+            if self._cond(branch.pre, env, "an `if` condition"):
+                taken = k
+                self._exec_body(branch.body, env)
+                break
+        else:
+            if stmt.orelse:
+                self._exec_body(stmt.orelse, env)
+        if self.invcheck:
+            self._check_if_post(stmt, taken, env)
+
+    def _check_if_post(self, stmt: ast.If, taken, env):
+        for k, branch in enumerate(stmt.branches):
+            post = branch.pre if branch.post is None else branch.post
+            holds = self._cond(post, env, "an `if` postcondition")
+            if k == taken and not holds:
+                what = "condition" if branch.post is None else "postcondition"
+                raise ReversibilityError(
+                    f"`if` {what} `{format_expr(post)}` is false after its branch ran"
+                    + (" (the branch changed its own condition)" if branch.post is None else ""),
+                    post.span)
+            if k != taken and (taken is None or k < taken) and holds:
+                where = "the else branch" if taken is None else f"branch {taken + 1}"
+                raise ReversibilityError(
+                    f"`if` postcondition `{format_expr(post)}` of branch {k + 1} holds after "
+                    f"{where} ran, so running backward would take the wrong branch", post.span)
+
+    def _while(self, stmt: ast.While, env):
+        check = self.invcheck
+        if check and self._cond(stmt.post, env, "a `while` postcondition"):
+            raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` must be "
+                                     "false when the loop starts", stmt.post.span)
+        while self._cond(stmt.pre, env, "a `while` condition"):
+            self._exec_body(stmt.body, env)
+            if check and not self._cond(stmt.post, env, "a `while` postcondition"):
+                raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
+                                         "must hold after every iteration", stmt.post.span)
+
+    def _from(self, stmt: ast.From, env):
+        check = self.invcheck
+        if check and not self._cond(stmt.start, env, "a `from` condition"):
+            raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
+                                     "when the loop starts", stmt.start.span)
+        self._exec_body(stmt.body, env)
+        while not self._cond(stmt.stop, env, "an `until` condition"):
+            self._exec_body(stmt.step, env)
+            if check and self._cond(stmt.start, env, "a `from` condition"):
+                raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
+                                         "false after the first iteration", stmt.start.span)
+            self._exec_body(stmt.body, env)
+
+    def _for(self, stmt: ast.For, env):
+        execute_for(self, stmt, env)
+
+    # ------------------------------------------------------------------ calls
+    def _call_stmt(self, stmt: ast.CallStmt, env):
+        execute_call(self, stmt, env)
+
+
+def _format_env(env: dict) -> str:
+    return ", ".join(f"{name} = {summarize(value)}" for name, value in env.items())
