@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:
         return int(exit_.code or 0)
     try:
-        return _COMMANDS[options.command](options)
+        return run_deep(_COMMANDS[options.command], options)
     except RlangError as error:
         sys.stdout.flush()
         sys.stderr.write(error.render() + "\n")
@@ -212,7 +212,7 @@ def _command_invert(options) -> int:
 
 
 _COMMANDS = {
-    "run": lambda options: run_deep(_command_run, options),
+    "run": _command_run,
     "check": _command_check,
     "invert": _command_invert,
 }

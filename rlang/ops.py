@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .errors import RlangRuntimeError, RlangTypeError
-from .values import type_name, wrap_i64
+from .values import format_value, type_name, wrap_i64
 
 _RANK = {bool: 0, int: 1, float: 2, complex: 3}
 
@@ -177,8 +177,8 @@ def unary(op: str, a, span):
 def truth(value, what: str, span) -> bool:
     """A condition's value, which must be a bool."""
     if not isinstance(value, bool):
-        raise RlangTypeError(f"{what} must be a bool, got {type_name(value)} "
-                             f"{value!r}; compare explicitly, e.g. `x != 0`", span)
+        raise RlangTypeError(f"{what} must be a bool, got the {type_name(value)} "
+                             f"{format_value(value)}; compare explicitly, e.g. `x != 0`", span)
     return value
 
 

@@ -111,6 +111,7 @@ def _parser(start: str) -> Lark:
         postlex=_Layout(),
         propagate_positions=True,
         maybe_placeholders=True,
+        cache=True,     # the LALR tables are kept in the temp directory, keyed by grammar
     )
 
 
@@ -192,7 +193,7 @@ def _parse_error(error: UnexpectedInput, file: str, start: str) -> ParseError:
     if isinstance(error, UnexpectedToken):
         token = error.token
         span = _token_span(file, token)
-        shown = "a new line" if token.type == "_SEP" and token.value != ";" else f"'{token.value}'"
+        shown = "end of line" if token.type == "_SEP" and token.value != ";" else f"'{token.value}'"
         expected = _describe_expected(error.expected)
         incomplete = False
         return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""),
