@@ -18,7 +18,7 @@ import numpy as np
 from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
-from .values import (DTYPES, UNSUPPORTED_TYPES, Stack, array_from_nested, from_numpy_scalar,
+from .values import (DTYPES, UNSUPPORTED_TYPES, Stack, a_type, array_from_nested, from_numpy_scalar,
                      one_of, summarize, type_name, wrap_i64, zero_of)
 
 
@@ -144,7 +144,7 @@ class Evaluator:
     def _array_of(self, base, env):
         array = self.eval(base, env)
         if not isinstance(array, np.ndarray):
-            raise RlangTypeError(f"cannot index a {type_name(array)}", base.span)
+            raise RlangTypeError(f"cannot index {a_type(array)}", base.span)
         return array
 
     def indices(self, node: ast.Index, array: np.ndarray, env: dict) -> tuple:
@@ -224,7 +224,7 @@ class Evaluator:
         nested = [item.tolist() if isinstance(item, np.ndarray) else item for item in items]
         for item in items:
             if not isinstance(item, (bool, int, float, complex, np.ndarray)):
-                raise RlangTypeError(f"an array literal cannot hold a {type_name(item)}",
+                raise RlangTypeError(f"an array literal cannot hold {a_type(item)}",
                                      expr.span)
         try:
             return array_from_nested(nested)
@@ -261,7 +261,7 @@ def apply_builtin(builtin, args, expr):
             raise RlangTypeError(f"`{builtin.name}` of a complex number is not supported yet",
                                  expr.span)
         if not isinstance(arg, (bool, int, float)):
-            raise RlangTypeError(f"`{builtin.name}` needs numbers, got a {type_name(arg)}",
+            raise RlangTypeError(f"`{builtin.name}` needs numbers, got {a_type(arg)}",
                                  expr.span)
     args = [int(a) if isinstance(a, bool) else a for a in args]
     if builtin.int_preserving and all(isinstance(a, int) for a in args):
@@ -288,7 +288,7 @@ def _length(evaluator, expr, env):
         return int(value.size)
     if isinstance(value, Stack):
         return len(value.items)
-    raise RlangTypeError(f"`length` needs an array or a stack, got a {type_name(value)}",
+    raise RlangTypeError(f"`length` needs an array or a stack, got {a_type(value)}",
                          expr.span)
 
 
@@ -296,7 +296,7 @@ def _size(evaluator, expr, env):
     value = evaluator.eval(expr.args[0], env)
     dim = evaluator.eval(expr.args[1], env)
     if not isinstance(value, np.ndarray):
-        raise RlangTypeError(f"`size` needs an array, got a {type_name(value)}", expr.span)
+        raise RlangTypeError(f"`size` needs an array, got {a_type(value)}", expr.span)
     if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < value.ndim:
         raise RlangRuntimeError(f"`size`: dimension {summarize(dim)} does not exist in a "
                                 f"{value.ndim}-dimensional array (dimensions are 0-based)",
@@ -336,7 +336,7 @@ def _complex(evaluator, expr, env):
     parts = [evaluator.eval(arg, env) for arg in expr.args]
     for part in parts:
         if isinstance(part, (complex, str)) or not isinstance(part, (bool, int, float)):
-            raise RlangTypeError(f"`complex` needs real numbers, got a {type_name(part)}",
+            raise RlangTypeError(f"`complex` needs real numbers, got {a_type(part)}",
                                  expr.span)
     return complex(*(float(p) for p in parts))
 
@@ -349,7 +349,7 @@ def _convert(name: str, value, expr):
     if name in UNSUPPORTED_TYPES:
         raise RlangTypeError(f"type `{name}` is not supported yet", expr.span)
     if not isinstance(value, (bool, int, float, complex)):
-        raise RlangTypeError(f"`{name}` cannot convert a {type_name(value)}", expr.span)
+        raise RlangTypeError(f"`{name}` cannot convert {a_type(value)}", expr.span)
     if name == "f64":
         if isinstance(value, complex):
             raise RlangTypeError("`f64` of a complex number; use real(z) or abs(z)", expr.span)

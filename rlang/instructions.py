@@ -15,7 +15,7 @@ import numpy as np
 from . import ast
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import INSTRUCTION_TABLE
-from .values import Stack, type_name, wrap_i64, zero_of
+from .values import a_type, Stack, type_name, wrap_i64, zero_of
 
 _SQRT_HALF = math.sqrt(0.5)
 
@@ -35,7 +35,7 @@ def execute_instruction(interp, stmt: ast.Instr, env) -> None:
 
 def _number(value, name, stmt, kinds=(int, float, complex)):
     if isinstance(value, bool) or not isinstance(value, kinds):
-        raise RlangTypeError(f"{name} cannot update a {type_name(value)}", stmt.span)
+        raise RlangTypeError(f"{name} cannot update {a_type(value)}", stmt.span)
     return value
 
 
@@ -72,7 +72,7 @@ def _step(delta):
 def _flip(interp, stmt, env, refs):
     x = refs[0].get()
     if not isinstance(x, bool):
-        raise RlangTypeError(f"FLIP needs a bool, got a {type_name(x)}", stmt.span)
+        raise RlangTypeError(f"FLIP needs a bool, got {a_type(x)}", stmt.span)
     refs[0].set(not x)
 
 
@@ -87,7 +87,7 @@ def _rotation(sign):
         b = _float(refs[1].get(), stmt)
         theta = interp.evaluator.eval(stmt.args[2], env)
         if isinstance(theta, bool) or not isinstance(theta, (int, float)):
-            raise RlangTypeError(f"{stmt.name} needs a real angle, got a {type_name(theta)}",
+            raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
                                  stmt.args[2].span)
         c, s = math.cos(theta), sign * math.sin(theta)
         refs[0].set(c * a - s * b)
@@ -97,7 +97,7 @@ def _rotation(sign):
 
 def _float(value, stmt):
     if not isinstance(value, float):
-        raise RlangTypeError(f"{stmt.name} needs float operands, got a {type_name(value)}",
+        raise RlangTypeError(f"{stmt.name} needs float operands, got {a_type(value)}",
                              stmt.span)
     return value
 
@@ -117,22 +117,25 @@ def _stack_of(ref, stmt) -> Stack:
     return stack
 
 
-def _push(interp, stmt, env, refs):
+def _stack_operands(stmt, refs):
+    """The stack and the scalar of PUSH/POP, checked to have matching types."""
     stack = _stack_of(refs[0], stmt)
     value = refs[1].get()
     if type_name(value) != stack.elem:
-        raise RlangTypeError(f"cannot PUSH a {type_name(value)} onto a stack{{{stack.elem}}}",
+        raise RlangTypeError(f"{stmt.name} needs {a_type(zero_of(stack.elem))} to go with the "
+                             f"stack{{{stack.elem}}} `{refs[0].text}`, got {a_type(value)}",
                              stmt.span)
+    return stack, value
+
+
+def _push(interp, stmt, env, refs):
+    stack, value = _stack_operands(stmt, refs)
     stack.items.append(value)
     refs[1].set(zero_of(stack.elem))
 
 
 def _pop(interp, stmt, env, refs):
-    stack = _stack_of(refs[0], stmt)
-    value = refs[1].get()
-    if type_name(value) != stack.elem:
-        raise RlangTypeError(f"cannot POP from a stack{{{stack.elem}}} into a {type_name(value)}",
-                             stmt.span)
+    stack, value = _stack_operands(stmt, refs)
     if not stack.items:
         kind = ReversibilityError if interp.invcheck else RlangRuntimeError
         raise kind(f"POP from the empty stack `{refs[0].text}`", stmt.span)

@@ -29,7 +29,7 @@ from .invert import invert_body
 from .loops import execute_for
 from .printer import format_expr, format_type
 from .safe import execute_safe
-from .values import DTYPES, Stack, conform, summarize, type_name, zero_of
+from .values import a_type, DTYPES, Stack, conform, summarize, type_name, zero_of
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -129,7 +129,7 @@ class Interpreter:
         if conformed is None:
             raise RlangTypeError(
                 f"argument `{param.name}` of `{fn.name}` must be a {format_type(param.type)}, "
-                f"got a {type_name(value)} {summarize(value)}", span)
+                f"got {a_type(value)} {summarize(value)}", span)
         return conformed
 
     # --------------------------------------------------------------- statements
@@ -177,7 +177,7 @@ class Interpreter:
         elif isinstance(value, Stack):
             value = value.copy()
         elif isinstance(value, (str, ast.TypeRef)):
-            raise RlangTypeError(f"cannot allocate a {type_name(value)}", stmt.value.span)
+            raise RlangTypeError(f"cannot allocate {a_type(value)}", stmt.value.span)
         env[stmt.name] = value
 
     def _dealloc(self, stmt: ast.Dealloc, env):

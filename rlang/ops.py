@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .errors import RlangRuntimeError, RlangTypeError
-from .values import format_value, type_name, wrap_i64
+from .values import a_type, format_value, type_name, wrap_i64
 
 _RANK = {bool: 0, int: 1, float: 2, complex: 3}
 
@@ -21,7 +21,7 @@ _RANK = {bool: 0, int: 1, float: 2, complex: 3}
 def _rank(value, op, span):
     rank = _RANK.get(type(value))
     if rank is None:
-        raise RlangTypeError(f"`{op}` cannot be applied to a {type_name(value)}", span)
+        raise RlangTypeError(f"`{op}` cannot be applied to {a_type(value)}", span)
     return rank
 
 
@@ -70,13 +70,19 @@ def _truediv(a, b, span):
     return x / y
 
 
-def _floordiv(a, b, span):
-    x, y, kind = _promote(a, b, "//", span)
+def _division_operands(op, a, b, span):
+    """Promoted operands of `//` or `%`; integer division by zero is an error."""
+    x, y, kind = _promote(a, b, op, span)
     if kind is complex:
-        raise RlangTypeError("`//` is not defined for complex numbers", span)
+        raise RlangTypeError(f"`{op}` is not defined for complex numbers", span)
+    if kind is int and y == 0:
+        raise RlangRuntimeError(f"integer division by zero: {a} {op} 0", span)
+    return x, y, kind
+
+
+def _floordiv(a, b, span):
+    x, y, kind = _division_operands("//", a, b, span)
     if kind is int:
-        if y == 0:
-            raise RlangRuntimeError(f"integer division by zero: {a} // 0", span)
         return wrap_i64(x // y)
     if y == 0.0:
         return _truediv(x, y, span) if x != 0.0 else math.nan
@@ -84,12 +90,8 @@ def _floordiv(a, b, span):
 
 
 def _mod(a, b, span):
-    x, y, kind = _promote(a, b, "%", span)
-    if kind is complex:
-        raise RlangTypeError("`%` is not defined for complex numbers", span)
+    x, y, kind = _division_operands("%", a, b, span)
     if kind is int:
-        if y == 0:
-            raise RlangRuntimeError(f"integer modulo by zero: {a} % 0", span)
         return x % y
     if y == 0.0 or not math.isfinite(x):
         return math.nan
@@ -128,7 +130,7 @@ def _bitwise(op, a, b, span):
     for value in (a, b):
         if not isinstance(value, int):
             hint = "; did you mean `**`?" if op == "^" and isinstance(value, float) else ""
-            raise RlangTypeError(f"`{op}` needs integers or bools, got a {type_name(value)}{hint}",
+            raise RlangTypeError(f"`{op}` needs integers or bools, got {a_type(value)}{hint}",
                                  span)
     a, b = int(a), int(b)
     if op == "^":
@@ -145,7 +147,7 @@ def _bitwise(op, a, b, span):
 def _compare(op, a, b, span):
     for value in (a, b):
         if type(value) not in _RANK:
-            raise RlangTypeError(f"`{op}` cannot compare a {type_name(value)}", span)
+            raise RlangTypeError(f"`{op}` cannot compare {a_type(value)}", span)
     if op == "==":
         return a == b
     if op == "!=":
@@ -159,18 +161,18 @@ def unary(op: str, a, span):
     """The value of `op a` for op in `- ! ~`."""
     if op == "-":
         if isinstance(a, bool) or type(a) not in _RANK:
-            raise RlangTypeError(f"unary `-` cannot be applied to a {type_name(a)}", span)
+            raise RlangTypeError(f"unary `-` cannot be applied to {a_type(a)}", span)
         return wrap_i64(-a) if isinstance(a, int) else -a
     if op == "!":
         if not isinstance(a, bool):
-            raise RlangTypeError(f"`!` needs a bool, got a {type_name(a)}", span)
+            raise RlangTypeError(f"`!` needs a bool, got {a_type(a)}", span)
         return not a
     if op == "~":
         if isinstance(a, bool):
             return not a
         if isinstance(a, int):
             return ~a
-        raise RlangTypeError(f"`~` needs an integer or bool, got a {type_name(a)}", span)
+        raise RlangTypeError(f"`~` needs an integer or bool, got {a_type(a)}", span)
     raise RlangTypeError(f"unknown operator `{op}`", span)
 
 
@@ -204,10 +206,10 @@ def _add_update(op, old, rhs, span, target):
         raise RlangTypeError(f"`{op}` cannot update the bool `{target}`; use `^=` or FLIP",
                              span)
     if type(rhs) not in _RANK:
-        raise RlangTypeError(f"cannot accumulate a {type_name(rhs)} into `{target}`", span)
+        raise RlangTypeError(f"cannot accumulate {a_type(rhs)} into `{target}`", span)
     if _RANK[type(rhs)] > _RANK.get(kind, -1):
         raise RlangTypeError(
-            f"cannot accumulate a {type_name(rhs)} into the {type_name(old)} `{target}`; "
+            f"cannot accumulate {a_type(rhs)} into the {type_name(old)} `{target}`; "
             f"the result would not fit its type", span,
             notes=(f"convert the right-hand side, e.g. {type_name(old)}(…)",))
     if kind is int:

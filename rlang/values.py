@@ -74,6 +74,12 @@ def type_name(value) -> str:
     return type(value).__name__
 
 
+def a_type(value) -> str:
+    """`type_name(value)` with its indefinite article: "an i64", "a f64[:]"."""
+    name = type_name(value)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
 def scalar_type(value) -> str | None:
     """The scalar type of a scalar value, or None for arrays, stacks and the rest."""
     if isinstance(value, (bool, int, float, complex)):
