@@ -58,13 +58,30 @@ class RlangError(Exception):
         out.extend(_quote(self.span))
         for note in self.notes:
             out.append(f"  note: {note}")
-        for frame in self.frames:
-            direction = "running backward" if frame.backward else "running forward"
-            called = f", called at {frame.call_site}" if frame.call_site is not None else ""
-            out.append(f"  in function {frame.function}{called} ({direction})")
-            if frame.locals:
-                out.append(f"      with {frame.locals}")
+        frames = self.frames
+        if len(frames) > SHOWN_FRAMES_HEAD + SHOWN_FRAMES_TAIL:
+            hidden = len(frames) - SHOWN_FRAMES_HEAD - SHOWN_FRAMES_TAIL
+            for frame in frames[:SHOWN_FRAMES_HEAD]:
+                out.extend(_frame_lines(frame))
+            out.append(f"  … {hidden} more calls …")
+            frames = frames[-SHOWN_FRAMES_TAIL:]
+        for frame in frames:
+            out.extend(_frame_lines(frame))
         return "\n".join(out)
+
+
+#: A call chain longer than HEAD + TAIL frames is shown with its middle left out.
+SHOWN_FRAMES_HEAD = 10
+SHOWN_FRAMES_TAIL = 5
+
+
+def _frame_lines(frame: Frame) -> list[str]:
+    direction = "running backward" if frame.backward else "running forward"
+    called = f", called at {frame.call_site}" if frame.call_site is not None else ""
+    lines = [f"  in function {frame.function}{called} ({direction})"]
+    if frame.locals:
+        lines.append(f"      with {frame.locals}")
+    return lines
 
 
 def _quote(span: Span | None) -> list[str]:
