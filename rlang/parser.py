@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast
+from .deep import run_deep
 from .errors import ParseError, RlangError
 from .primitives import INSTRUCTION_TABLE
 from .span import Span, register_source
@@ -117,12 +118,12 @@ def _parser(start: str) -> Lark:
 
 def parse(text: str, file: str = "<string>") -> ast.Program:
     """Parse a whole program; raise ParseError with a position on bad input."""
-    return _run(text, file, "program")
+    return run_deep(_run, text, file, "program")
 
 
 def parse_expression(text: str, file: str = "<argument>") -> object:
     """Parse a single expression (a command-line argument, a REPL expression)."""
-    return _run(text, file, "expr")
+    return run_deep(_run, text, file, "expr")
 
 
 def _run(text: str, file: str, start: str):
@@ -161,7 +162,9 @@ def _token_span(file: str, token: Token) -> Span:
 def _describe_expected(names) -> str:
     parser = _parser("program")
     words = []
-    for name in sorted(names):
+    # Statement ends and `end` first: they are what a reader most often forgot.
+    for name in sorted(names, key=lambda n: (0 if n in ("_SEP", "END") else 2 if n == "$END"
+                                             else 1, n)):
         if name in _TERMINAL_WORDS:
             word = _TERMINAL_WORDS[name]
         else:
@@ -174,30 +177,28 @@ def _describe_expected(names) -> str:
             words.append(word)
     if not words:
         return ""
-    if len(words) > 8:
-        words = words[:8] + ["…"]
+    if len(words) > 12:
+        words = words[:12] + ["…"]
     return "expected " + (words[0] if len(words) == 1 else "one of " + ", ".join(words))
 
 
 def _parse_error(error: UnexpectedInput, file: str, start: str) -> ParseError:
     line = getattr(error, "line", None) or 1
     col = getattr(error, "column", None) or 1
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END" or isinstance(error, UnexpectedEOF):
-        expected = _describe_expected(getattr(error, "expected", ()) or ())
-        text_lines = error.token.line if isinstance(error, UnexpectedToken) else None
+    at_end = isinstance(error, UnexpectedEOF) or \
+        isinstance(error, UnexpectedToken) and error.token.type == "$END"
+    if at_end:
+        expected = _describe_expected(_acceptable(error))
         last = _last_position(file)
         span = Span(file, last[0], last[1], last[0], last[1] + 1)
         message = "unexpected end of input" + (f"; {expected}" if expected else "")
-        del text_lines
         return ParseError(message, span, incomplete=True)
     if isinstance(error, UnexpectedToken):
         token = error.token
         span = _token_span(file, token)
         shown = "end of line" if token.type == "_SEP" and token.value != ";" else f"'{token.value}'"
-        expected = _describe_expected(error.expected)
-        incomplete = False
-        return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""),
-                          span, incomplete=incomplete)
+        expected = _describe_expected(_acceptable(error))
+        return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""), span)
     if isinstance(error, UnexpectedCharacters):
         char = error.char
         span = Span(file, line, col, line, col + 1)
@@ -210,6 +211,22 @@ def _parse_error(error: UnexpectedInput, file: str, start: str) -> ParseError:
         shown = repr(char) if char.isprintable() else f"character U+{ord(char):04X}"
         return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""), span)
     return ParseError(str(error).splitlines()[0], Span(file, line, col, line, col + 1))
+
+
+def _acceptable(error) -> set:
+    """The terminals the parser could really take at the error.
+
+    LALR merges states, so the lookahead set lark reports may hold tokens that only
+    another context accepts (`until` inside a function body); asking the interactive
+    parser, which tries each candidate, removes them."""
+    expected = set(getattr(error, "expected", None) or ())
+    interactive = getattr(error, "interactive_parser", None)
+    if interactive is not None:
+        try:
+            expected = set(interactive.accepts()) or expected
+        except Exception:  # the reported set is still a useful answer
+            pass
+    return expected
 
 
 def _last_position(file: str) -> tuple[int, int]:
