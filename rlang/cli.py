@@ -183,6 +183,8 @@ def _is_literal(expr) -> bool:
             return _is_literal(left) and _is_literal(right)
         case ast.ArrayLit(items=items):
             return all(_is_literal(item) for item in items)
+        case ast.Call(func="complex", args=args):
+            return all(_is_literal(arg) for arg in args)
     return False
 
 

@@ -91,7 +91,7 @@ def _quote(span: Span | None) -> list[str]:
     text = source_line(span.file, span.line)
     if text is None:
         return []
-    text = text.replace("\t", " ")
+    text = text.replace("\t", " ").rstrip()
     number = f"{span.line:>5}"
     gutter = " " * len(number)
     start = max(span.col - 1, 0)
@@ -100,7 +100,19 @@ def _quote(span: Span | None) -> list[str]:
     else:
         width = max(len(text.rstrip()) - start, 1)
     width = max(1, min(width, max(len(text) - start, 1)))
-    return [f"{number} | {text.rstrip()}", f"{gutter} | {' ' * start}{'^' * width}"]
+    if len(text) > QUOTE_WIDTH:     # show a window of a long line around the caret
+        left = max(0, min(start - QUOTE_WIDTH // 3, len(text) - QUOTE_WIDTH))
+        shown = text[left:left + QUOTE_WIDTH]
+        prefix = "…" if left > 0 else ""
+        suffix = "…" if left + QUOTE_WIDTH < len(text) else ""
+        start = start - left + len(prefix)
+        width = max(1, min(width, len(shown) + len(prefix) - start))
+        text = prefix + shown + suffix
+    return [f"{number} | {text}", f"{gutter} | {' ' * start}{'^' * width}"]
+
+
+#: Longest source line quoted in full; longer ones are cut around the caret.
+QUOTE_WIDTH = 100
 
 
 class ParseError(RlangError):

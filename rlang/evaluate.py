@@ -18,7 +18,7 @@ import numpy as np
 from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
-from .values import (DTYPES, UNSUPPORTED_TYPES, Stack, a_type, array_from_nested, from_numpy_scalar,
+from .values import (DTYPES, I64_MAX, UNSUPPORTED_TYPES, Stack, a_type, array_from_nested, from_numpy_scalar,
                      one_of, summarize, type_name, wrap_i64, zero_of)
 
 
@@ -135,9 +135,9 @@ class Evaluator:
             base = self.ref(view.base, env)
             value = base.get()
             if not isinstance(value, complex):
-                raise RlangTypeError(f"`.{view.field}` needs a complex value, got a "
+                raise RlangTypeError(f"`.{view.name}` needs a complex value, got a "
                                      f"{type_name(value)}", view.span)
-            return FieldRef(base, view.field, view_text(view))
+            return FieldRef(base, view.name, view_text(view))
         raise RlangTypeError("only a variable, an array element or a field can be updated",
                              getattr(view, "span", None))
 
@@ -207,7 +207,15 @@ class Evaluator:
         return value.real if expr.name == "re" else value.imag
 
     def _unary(self, expr: ast.Unary, env):
+        if expr.op == "-" and type(expr.operand) is ast.IntLit and expr.operand.value == 1 << 63:
+            return -(1 << 63)      # the literal -9223372036854775808
         return ops.unary(expr.op, self.eval(expr.operand, env), expr.span)
+
+    def _int(self, expr: ast.IntLit, env):
+        if expr.value > I64_MAX:
+            raise RlangTypeError(f"integer literal {expr.value} is out of the range of i64 "
+                                 f"(at most {I64_MAX})", expr.span)
+        return expr.value
 
     def _binary(self, expr: ast.Binary, env):
         op = expr.op
@@ -226,6 +234,10 @@ class Evaluator:
             if not isinstance(item, (bool, int, float, complex, np.ndarray)):
                 raise RlangTypeError(f"an array literal cannot hold {a_type(item)}",
                                      expr.span)
+        shapes = {np.shape(item) for item in nested}
+        if len(shapes) > 1:
+            raise RlangTypeError("the rows of an array literal must all have the same shape, "
+                                 f"got {', '.join(str(s) for s in sorted(shapes))}", expr.span)
         try:
             return array_from_nested(nested)
         except (ValueError, OverflowError) as error:
@@ -380,7 +392,7 @@ def _to_integer(value, expr):
 
 
 _EVAL = {
-    ast.IntLit: lambda self, e, env: e.value,
+    ast.IntLit: Evaluator._int,
     ast.FloatLit: lambda self, e, env: e.value,
     ast.BoolLit: lambda self, e, env: e.value,
     ast.StrLit: lambda self, e, env: e.value,

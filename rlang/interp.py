@@ -29,7 +29,7 @@ from .invert import invert_body
 from .loops import execute_for
 from .printer import format_expr, format_type
 from .safe import execute_safe
-from .values import a_type, DTYPES, Stack, conform, summarize, type_name, zero_of
+from .values import a_type, scalar_type, with_article, DTYPES, Stack, conform, summarize, type_name, zero_of
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -54,6 +54,8 @@ class Interpreter:
         self.max_depth = max_depth
         self.out = out
         self.depth = 0
+        self.backward = False       # the direction the current statement runs in
+        self.frame_backward = False  # the direction of the current function
         self.written = written_params(unit.functions)
         self.evaluator = Evaluator({})
         self.evaluator.consts.update(self._eval_consts())
@@ -84,16 +86,32 @@ class Interpreter:
                                  fn.span)
         env = {}
         for param, value in zip(fn.params, args):
-            env[param.name] = self._bind(fn, param, value, convert, fn.span)
+            env[param.name] = self._bind(fn, param, value, convert, param.span)
+        if self.invcheck:
+            self._check_argument_aliasing(fn, list(env.values()))
         self._run_function(fn, env, inverse, call_site=None)
         return [env[p.name] for p in fn.params]
+
+    def _check_argument_aliasing(self, fn, values) -> None:
+        """Arrays handed in from Python must not share memory with another argument
+        when the function may write them (the rule of LANGUAGE.md §5)."""
+        written = self.written.get(fn.name, frozenset())
+        for i in written:
+            for j, other in enumerate(values):
+                a = values[i]
+                if j != i and isinstance(a, np.ndarray) and isinstance(other, np.ndarray) \
+                        and np.shares_memory(a, other):
+                    raise ReversibilityError(
+                        f"arguments {min(i, j) + 1} and {max(i, j) + 1} of `{fn.name}` are the "
+                        f"same memory, and `{fn.params[i].name}` is written")
 
     def run_main(self) -> list:
         """Run `main()`; return its store, in allocation order."""
         fn = self.functions.get("main")
         if fn is None:
-            raise RlangRuntimeError("the program has no `function main()`; name a function "
-                                    "to run", self.unit.program.span)
+            defined = ", ".join(self.functions) or "no functions"
+            raise RlangRuntimeError(f"{self.unit.file} has no `function main()`; name the "
+                                    f"function to run (it defines {defined})")
         env: dict = {}
         self._run_function(fn, env, False, call_site=None)
         return list(env.items())
@@ -113,6 +131,8 @@ class Interpreter:
 
     def _run_function(self, fn, env, backward, call_site):
         self.depth += 1
+        outer_direction, self.backward = self.backward, backward
+        outer_frame, self.frame_backward = self.frame_backward, backward
         try:
             if self.depth > self.max_depth:
                 raise RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
@@ -123,13 +143,18 @@ class Interpreter:
             raise
         finally:
             self.depth -= 1
+            self.backward = outer_direction
+            self.frame_backward = outer_frame
 
     def _bind(self, fn, param, value, convert, span):
         conformed = conform(value, param.type, convert)
         if conformed is None:
-            raise RlangTypeError(
-                f"argument `{param.name}` of `{fn.name}` must be a {format_type(param.type)}, "
-                f"got {a_type(value)} {summarize(value)}", span)
+            expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \
+                "within i64)" if param.type is None else with_article(format_type(param.type))
+            shown = summarize(value) if scalar_type(value) or isinstance(value, np.ndarray) \
+                else repr(value)[:60]
+            raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be {expected}, "
+                                 f"got {a_type(value)} {shown}", span)
         return conformed
 
     # --------------------------------------------------------------- statements
@@ -138,13 +163,14 @@ class Interpreter:
         for stmt in stmts:
             kind = type(stmt)
             if kind is ast.Routine:
-                self._exec_body(stmt.body, env)
+                self._exec_oriented(stmt.body, env, False, "`@routine`", stmt.span)
                 routines.append(stmt)
             elif kind is ast.UnRoutine:
                 if not routines:
                     raise RlangRuntimeError("`~@routine` without a `@routine` before it",
                                             stmt.span)
-                self._exec_body(self.inverse_of(routines.pop().body), env)
+                self._exec_oriented(self.inverse_of(routines.pop().body), env, True,
+                                    "`~@routine`", stmt.span)
             else:
                 self._stmt[kind](stmt, env)
 
@@ -190,10 +216,14 @@ class Interpreter:
 
     def _zeros(self, stmt: ast.Zeros, env):
         scalar = stmt.type.scalar
+        if stmt.type.ndim or stmt.type.is_stack:
+            raise RlangTypeError("@zeros allocates scalars; allocate arrays with "
+                                 "`a ← zeros(T, n…)` and stacks with `s ← stack(T)`",
+                                 stmt.type.span)
         if scalar not in DTYPES:
             raise RlangTypeError(f"type `{scalar}` is not supported yet", stmt.type.span)
         zero = zero_of(scalar)
-        for name in stmt.names:
+        for name in reversed(stmt.names) if stmt.inverse else stmt.names:
             if not stmt.inverse:
                 if name in env:
                     raise ReversibilityError(f"`{name}` is already allocated", stmt.span)
@@ -206,7 +236,30 @@ class Interpreter:
             del env[name]
 
     def _block(self, stmt: ast.Block, env):
-        self._exec_body(self.inverse_of(stmt.body) if stmt.inverse else stmt.body, env)
+        if stmt.inverse:
+            self._exec_oriented(self.inverse_of(stmt.body), env, not self.backward,
+                                "`~begin … end`", stmt.span)
+        else:
+            self._exec_body(stmt.body, env)
+
+    def _exec_oriented(self, body: tuple, env: dict, backward: bool, what: str, span) -> None:
+        """Run a block whose statements run `backward` (or forward) relative to the
+        source text, whatever the function's direction.  A routine's body keeps its
+        source orientation in both directions of the function (so `@routine` runs it
+        forward and `~@routine` backward); `~begin` flips the current direction.  An
+        error inside says so when that differs from the direction of its frame."""
+        outer, self.backward = self.backward, backward
+        try:
+            self._exec_body(body, env)
+        except RlangError as error:
+            if backward != self.frame_backward and not getattr(error, "direction_noted", False):
+                direction = "backward" if backward else "forward"
+                error.notes += (f"this statement was running {direction}, as part of {what} "
+                                f"at {span}",)
+                error.direction_noted = True
+            raise
+        finally:
+            self.backward = outer
 
     def _annotated(self, stmt: ast.Annotated, env):
         if stmt.annotation != "invcheckoff":   # @inbounds: the interpreter always checks

@@ -180,15 +180,54 @@ def invert_function(fn: ast.Function) -> ast.Function:
 
 
 def invert_program(program: ast.Program, only: str | None = None) -> ast.Program:
-    """Every function except `main` replaced by its inverse (Janus's `-i`), or, with
-    `only`, the program reduced to that one inverted function."""
+    """The program with every function except `main` replaced by its inverse under
+    the same name (Janus's `-i`), or, with `only`, just that one inverted function.
+
+    See Note [Inverting a whole program]."""
     if only is not None:
         for item in program.items:
             if isinstance(item, ast.Function) and item.name == only:
                 return ast.Program((invert_function(item),), span=program.span)
         raise KeyError(only)
+    replaced = {item.name for item in program.items
+                if isinstance(item, ast.Function) and item.name != "main"}
     items = tuple(
-        invert_function(item) if isinstance(item, ast.Function) and item.name != "main" else item
+        _restore_calls(invert_function(item), replaced)
+        if isinstance(item, ast.Function) and item.name in replaced else item
         for item in program.items
     )
     return ast.Program(items, span=program.span)
+
+
+# Note [Inverting a whole program]
+# Inverting f's body turns a call `g(x)` into the uncall `~g(x)`.  When the whole
+# program is inverted, the name g itself now stands for ~g, so the inverted f must
+# call plain `g(x)` again: calls between replaced functions keep their original
+# direction.  Calls of functions the program does not replace (from included
+# files) stay flipped.  Applying this twice gives back the original program.
+
+def _restore_calls(fn: ast.Function, replaced: set) -> ast.Function:
+    return replace(fn, body=_restore_body(fn.body, replaced))
+
+
+def _restore_body(stmts: tuple, replaced: set) -> tuple:
+    return tuple(_restore_stmt(stmt, replaced) for stmt in stmts)
+
+
+def _restore_stmt(stmt, replaced: set):
+    match stmt:
+        case ast.CallStmt(func=func, inverse=inverse) if func in replaced:
+            return replace(stmt, inverse=not inverse)
+        case ast.Block(body=body) | ast.Routine(body=body) | ast.While(body=body) \
+                | ast.For(body=body):
+            return replace(stmt, body=_restore_body(body, replaced))
+        case ast.From(body=body, step=step):
+            return replace(stmt, body=_restore_body(body, replaced),
+                           step=_restore_body(step, replaced))
+        case ast.If(branches=branches, orelse=orelse):
+            return replace(stmt, branches=tuple(replace(b, body=_restore_body(b.body, replaced))
+                                                for b in branches),
+                           orelse=None if orelse is None else _restore_body(orelse, replaced))
+        case ast.Annotated(stmt=inner):
+            return replace(stmt, stmt=_restore_stmt(inner, replaced))
+    return stmt

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import ast
 from .errors import ParseError
 from .parser import parse
-from .span import Span
+from .span import Span, register_source
 from .unit import Unit
 
 STD_DIR = Path(__file__).resolve().parent / "std"
@@ -30,11 +30,15 @@ def read_source(path: str, span: Span | None = None) -> str:
     except OSError as error:
         raise ParseError(f"cannot read {path}: {error.strerror}", span) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")   # a byte order mark is no text
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise ParseError(f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-                         f"{error.start})", Span(path, line, 1, line, 2)) from None
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        register_source(path, data.decode("utf-8", errors="replace"))
+        raise ParseError(f"the file is not UTF-8 text: byte 0x{data[error.start]:02x} cannot "
+                         "start a character here (is it a binary file?)",
+                         Span(path, line, col, line, col + 1)) from None
 
 
 def load_unit(path: str) -> Unit:

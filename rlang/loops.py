@@ -50,6 +50,12 @@ def execute_for(interp, stmt: ast.For, env) -> None:
             tracker.close()
     if check:
         after = _bounds(interp, stmt, env)
+        if interp.backward and after != (start, step, stop):
+            # the range here is the inverted one: name no expression the user did not write
+            raise ReversibilityError(
+                "the loop body changed the loop's range while the loop ran backward (as "
+                f"the inverse runs it, the range went from {start}:{step}:{stop} to "
+                f"{after[0]}:{after[1]}:{after[2]})", stmt.span)
         for what, before, now, expr in zip(("start", "step", "stop"), (start, step, stop),
                                            after, (stmt.start, stmt.step, stmt.stop)):
             if before != now:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .errors import RlangRuntimeError, RlangTypeError
 from .values import a_type, format_value, type_name, wrap_i64
 
@@ -86,7 +88,10 @@ def _floordiv(a, b, span):
         return wrap_i64(x // y)
     if y == 0.0:
         return _truediv(x, y, span) if x != 0.0 else math.nan
-    return math.floor(x / y) if math.isfinite(x / y) else x / y
+    if not (math.isfinite(x) and math.isfinite(y)):
+        with np.errstate(all="ignore"):
+            return float(np.floor_divide(x, y))
+    return x // y
 
 
 def _mod(a, b, span):
@@ -112,10 +117,9 @@ def _pow(a, b, span):
             return complex(math.inf, math.nan)
     try:
         return math.pow(x, y)
-    except ValueError:
-        return math.nan
-    except OverflowError:
-        return math.inf if x > 0 or float(y).is_integer() and int(y) % 2 == 0 else -math.inf
+    except (ValueError, OverflowError):   # poles and overflow: the IEEE answer
+        with np.errstate(all="ignore"):
+            return float(np.power(x, y))
 
 
 _ARITHMETIC = {"+": _add, "-": _sub, "*": _mul, "/": _truediv, "//": _floordiv, "%": _mod,

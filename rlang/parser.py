@@ -22,7 +22,7 @@ from . import ast
 from .deep import run_deep
 from .errors import ParseError, RlangError
 from .primitives import INSTRUCTION_TABLE
-from .span import Span, register_source
+from .span import Span, register_source, source_line
 
 #: Nesting deeper than this (brackets or blocks) is refused: no program needs it and
 #: it keeps every recursive pass over the tree far from Python's recursion limit.
@@ -37,6 +37,11 @@ _CONTINUES = {
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
 _BLOCK_OPENERS = {"function", "if", "while", "for", "begin"}
+#: The keywords of LANGUAGE.md §2.  lark's contextual lexer reads a keyword as a NAME
+#: where the grammar cannot take the keyword; the post-lexer gives it back its type so
+#: that a misplaced keyword is reported as itself.
+KEYWORDS = ("function", "end", "if", "elseif", "else", "while", "from", "do", "loop",
+            "until", "for", "begin", "const", "include", "true", "false")
 
 _TERMINAL_WORDS = {
     "NAME": "a name", "INT": "a number", "HEX": "a number", "FLOAT": "a number",
@@ -80,6 +85,8 @@ class _Layout:
                 yield token
                 continue
             value = token.value
+            if token.type == "NAME" and value in KEYWORDS:
+                token.type = value.upper()
             if token.type != "STRING":
                 if value in _OPENERS:
                     depth.append(_OPENERS[value])
@@ -198,19 +205,33 @@ def _parse_error(error: UnexpectedInput, file: str, start: str) -> ParseError:
         span = _token_span(file, token)
         shown = "end of line" if token.type == "_SEP" and token.value != ";" else f"'{token.value}'"
         expected = _describe_expected(_acceptable(error))
-        return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""), span)
+        notes = ()
+        if token.value in ("function", "const", "include") and token.type != "STRING":
+            notes = ("is an `end` missing before it?",)
+        return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""), span,
+                          notes)
     if isinstance(error, UnexpectedCharacters):
         char = error.char
         span = Span(file, line, col, line, col + 1)
-        expected = _describe_expected(error.allowed or ())
         if char == '"':
             return ParseError("unterminated string", span)
         if char == "@":
-            return ParseError("unknown annotation; annotations are @routine @invcheckoff "
-                              "@inbounds @safe @zeros @parallel @inline", span)
-        shown = repr(char) if char.isprintable() else f"character U+{ord(char):04X}"
-        return ParseError(f"unexpected {shown}" + (f"; {expected}" if expected else ""), span)
+            word = _word_at(file, line, col)
+            span = Span(file, line, col, line, col + len(word))
+            return ParseError(f"unknown annotation `{word}`; annotations are @routine "
+                              "@invcheckoff @inbounds @safe @zeros @parallel @inline", span)
+        shown = f"'{char}'" if char.isprintable() else f"U+{ord(char):04X}"
+        return ParseError(f"unexpected character {shown}", span)
     return ParseError(str(error).splitlines()[0], Span(file, line, col, line, col + 1))
+
+
+def _word_at(file: str, line: int, col: int) -> str:
+    """The `@word` that starts at (line, col) of `file`."""
+    import re
+
+    text = source_line(file, line) or "@"
+    match = re.match(r"@[A-Za-z_0-9]*", text[col - 1:])
+    return match.group(0) if match else "@"
 
 
 def _acceptable(error) -> set:
@@ -431,7 +452,19 @@ class _ToAst(Transformer):
         return ast.Call(str(children[0]), children[1] or (), span=self._span(meta))
 
     def int_lit(self, meta, children):
-        return ast.IntLit(_parse_int(str(children[0])), span=self._span(meta))
+        text = str(children[0])
+        value = _parse_int(text)
+        if text[:2].lower() == "0x":
+            if value >= 1 << 64:
+                raise self._error(f"hexadecimal literal {text} needs more than 64 bits", meta)
+            if value >= 1 << 63:   # two's complement, written as the negation it means
+                return ast.Unary("-", ast.IntLit((1 << 64) - value, span=self._span(meta)),
+                                 span=self._span(meta))
+        elif value > 1 << 63:   # 2^63 itself is allowed so that -9223372036854775808 reads
+            raise self._error(f"integer literal {text} is out of the range of i64 "
+                              f"(at most {(1 << 63) - 1}); write a float such as {value}.0",
+                              meta)
+        return ast.IntLit(value, span=self._span(meta))
 
     def float_lit(self, meta, children):
         return ast.FloatLit(float(str(children[0]).replace("_", "")), span=self._span(meta))

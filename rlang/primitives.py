@@ -11,22 +11,29 @@ Integer-valued results of `floor`, `ceil`, `round` stay floats, as in Julia.
 """
 from __future__ import annotations
 
-import cmath
 import math
+
+import numpy as np
 from dataclasses import dataclass
 from typing import Callable
 
 
-def _float_domain(fn: Callable[..., float]) -> Callable[..., float]:
-    """Wrap a `math` function so that domain errors give nan and overflow inf (IEEE)."""
+def _float_domain(fn: Callable[..., float], ieee: Callable | None = None) -> Callable[..., float]:
+    """Wrap a `math` function to give IEEE results where `math` raises instead.
+
+    `math` raises at poles, outside the domain and on overflow; there the NumPy ufunc
+    `ieee` (same meaning) gives -inf, nan or ±inf as IEEE 754 says.  The fast path
+    stays `math`'s."""
 
     def wrapped(*args):
+        floats = [float(a) for a in args]
         try:
-            return fn(*(float(a) for a in args))
-        except ValueError:
-            return math.nan
-        except OverflowError:
-            return math.inf
+            return fn(*floats)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            if ieee is None:
+                return math.nan
+            with np.errstate(all="ignore"):
+                return float(ieee(*floats))
 
     wrapped.__name__ = getattr(fn, "__name__", "fn")
     return wrapped
@@ -63,6 +70,10 @@ def _atan(y, x=None):
     return math.atan(y) if x is None else math.atan2(y, x)
 
 
+def _atan_ieee(y, x=None):
+    return np.arctan(y) if x is None else np.arctan2(y, x)
+
+
 @dataclass(frozen=True)
 class Builtin:
     """A pure built-in function of expressions (LANGUAGE.md §7).
@@ -87,22 +98,22 @@ def _b(name, arity, forward, partials, int_preserving=False, max_args=None):
 
 _f = _float_domain
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
-    _b("sin", 1, _f(math.sin), lambda x: (math.cos(x),)),
-    _b("cos", 1, _f(math.cos), lambda x: (-math.sin(x),)),
-    _b("tan", 1, _f(math.tan), lambda x: (1.0 + math.tan(x) ** 2,)),
-    _b("asin", 1, _f(math.asin), lambda x: (1.0 / math.sqrt(1.0 - x * x),)),
-    _b("acos", 1, _f(math.acos), lambda x: (-1.0 / math.sqrt(1.0 - x * x),)),
-    _b("atan", 1, _f(_atan), lambda y, x=None: ((1.0 / (1.0 + y * y),) if x is None else
+    _b("sin", 1, _f(math.sin, np.sin), lambda x: (math.cos(x),)),
+    _b("cos", 1, _f(math.cos, np.cos), lambda x: (-math.sin(x),)),
+    _b("tan", 1, _f(math.tan, np.tan), lambda x: (1.0 + math.tan(x) ** 2,)),
+    _b("asin", 1, _f(math.asin, np.arcsin), lambda x: (1.0 / math.sqrt(1.0 - x * x),)),
+    _b("acos", 1, _f(math.acos, np.arccos), lambda x: (-1.0 / math.sqrt(1.0 - x * x),)),
+    _b("atan", 1, _f(_atan, _atan_ieee), lambda y, x=None: ((1.0 / (1.0 + y * y),) if x is None else
                                                (x / (x * x + y * y), -y / (x * x + y * y))),
        max_args=2),
-    _b("sinh", 1, _f(math.sinh), lambda x: (math.cosh(x),)),
-    _b("cosh", 1, _f(math.cosh), lambda x: (math.sinh(x),)),
-    _b("tanh", 1, _f(math.tanh), lambda x: (1.0 - math.tanh(x) ** 2,)),
-    _b("exp", 1, _f(math.exp), lambda x: (math.exp(x),)),
-    _b("log", 1, _f(math.log), lambda x: (1.0 / x,)),
-    _b("log1p", 1, _f(math.log1p), lambda x: (1.0 / (1.0 + x),)),
-    _b("expm1", 1, _f(math.expm1), lambda x: (math.exp(x),)),
-    _b("sqrt", 1, _f(math.sqrt), lambda x: (0.5 / math.sqrt(x),)),
+    _b("sinh", 1, _f(math.sinh, np.sinh), lambda x: (math.cosh(x),)),
+    _b("cosh", 1, _f(math.cosh, np.cosh), lambda x: (math.sinh(x),)),
+    _b("tanh", 1, _f(math.tanh, np.tanh), lambda x: (1.0 - math.tanh(x) ** 2,)),
+    _b("exp", 1, _f(math.exp, np.exp), lambda x: (math.exp(x),)),
+    _b("log", 1, _f(math.log, np.log), lambda x: (1.0 / x,)),
+    _b("log1p", 1, _f(math.log1p, np.log1p), lambda x: (1.0 / (1.0 + x),)),
+    _b("expm1", 1, _f(math.expm1, np.expm1), lambda x: (math.exp(x),)),
+    _b("sqrt", 1, _f(math.sqrt, np.sqrt), lambda x: (0.5 / math.sqrt(x),)),
     _b("cbrt", 1, _f(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x)),
        lambda x: (1.0 / (3.0 * abs(x) ** (2.0 / 3.0)),)),
     _b("abs", 1, _abs, lambda x: (_sign(float(x)),), int_preserving=True),
@@ -120,7 +131,7 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
        lambda x: (0.0,)),
     _b("round", 1, _round_half_even, lambda x: (0.0,)),
     _b("sign", 1, _sign, lambda x: (0.0,), int_preserving=True),
-    _b("hypot", 2, _f(math.hypot),
+    _b("hypot", 2, _f(math.hypot, np.hypot),
        lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
 ]}
 

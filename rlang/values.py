@@ -75,9 +75,13 @@ def type_name(value) -> str:
 
 
 def a_type(value) -> str:
-    """`type_name(value)` with its indefinite article: "an i64", "a f64[:]"."""
-    name = type_name(value)
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+    """`type_name(value)` with its indefinite article: "an i64", "an f64[:]"."""
+    return with_article(type_name(value))
+
+
+def with_article(name: str) -> str:
+    """A type name with its indefinite article, as it is read aloud ("an f64")."""
+    return f"an {name}" if name[0] in "aefiou" else f"a {name}"
 
 
 def scalar_type(value) -> str | None:
@@ -117,20 +121,46 @@ def conform(value, declared: ast.TypeRef | None, convert: bool):
     With `convert` (values coming from the command line or from Python), an int is
     accepted for a float parameter and lists become NumPy arrays of the right dtype.
     """
+    if convert:
+        value = from_host(value)
+        if value is None:
+            return None
     if declared is None:
         if convert and isinstance(value, (list, tuple)):
-            return array_from_nested(value)
+            try:
+                return array_from_nested(value)
+            except (ValueError, OverflowError, TypeError):
+                return None
         return value
     if declared.is_stack:
         return value if isinstance(value, Stack) and value.elem == declared.scalar else None
     if declared.ndim:
         if convert and isinstance(value, (list, tuple)):
-            value = array_from_nested(value, declared.scalar)
+            try:
+                value = array_from_nested(value, declared.scalar)
+            except (ValueError, OverflowError, TypeError, KeyError):
+                return None
         if isinstance(value, np.ndarray) and value.ndim == declared.ndim and \
                 value.dtype == DTYPES.get(declared.scalar):
             return value
         return None
     return _conform_scalar(value, declared.scalar, convert)
+
+
+def from_host(value):
+    """A value handed in from Python or the command line, as a rev value, or None
+    when it cannot be one (NumPy scalars become Python scalars; ints must fit i64)."""
+    if isinstance(value, np.generic) and not isinstance(value, np.ndarray):
+        value = from_numpy_scalar(value)
+    if isinstance(value, bool) or isinstance(value, (float, complex)):
+        return value
+    if isinstance(value, int):
+        return value if I64_MIN <= value <= I64_MAX else None
+    if isinstance(value, np.ndarray):
+        return value if value.dtype in _DTYPE_NAMES else None
+    if isinstance(value, (list, tuple, Stack)):
+        return value
+    return None
 
 
 def _conform_scalar(value, scalar: str, convert: bool):
@@ -189,6 +219,8 @@ def format_value(value) -> str:
         return format_float(value)
     if isinstance(value, complex):
         re, im = value.real, value.imag
+        if not math.isfinite(im):       # `infim` is no literal: use the conversion
+            return f"complex({format_float(re)}, {format_float(im)})"
         sign = "-" if im < 0 or (im == 0 and math.copysign(1.0, im) < 0) else "+"
         return f"{format_float(re)} {sign} {format_float(abs(im))}im"
     if isinstance(value, np.ndarray):
@@ -211,14 +243,21 @@ def _format_array(array: np.ndarray) -> str:
 
 
 def to_json(value):
-    """A value as JSON-ready Python data (complex as [re, im], arrays as lists)."""
-    if isinstance(value, (bool, int, float)):
+    """A value as JSON-ready Python data (complex as [re, im], arrays as lists).
+    Non-finite floats, which JSON cannot hold, become the strings "inf", "-inf" and
+    "nan" (the rev literals)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else format_float(value)
+    if isinstance(value, (bool, int)):
         return value
     if isinstance(value, complex):
-        return [value.real, value.imag]
+        return [to_json(value.real), to_json(value.imag)]
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "c":
             return to_json(np.stack([value.real, value.imag], axis=-1))
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            return [to_json(x) for x in value] if value.ndim > 1 else \
+                [to_json(float(x)) for x in value]
         return value.tolist()
     if isinstance(value, Stack):
         return [to_json(x) for x in value.items]

@@ -104,71 +104,6 @@ def _strict_json(proc) -> bool:
 #: `fixed(proc)` says whether the output looks the way it will once the bug is fixed
 #: (on top of the checks every case of its kind gets).  See PROBLEMS.md.
 KNOWN_PROBLEMS: dict[str, tuple[str, Callable]] = {
-    "errors/parse_missing_end": (
-        "P1: a missing `end` is reported as \"unexpected 'main'\" on the next function's "
-        "line, with a list of statement tokens; it should say that `function f` has no `end`",
-        lambda p: "unexpected 'main'" not in _text(p) and ("`end`" in _first_line(p)
-                                                           or "'end'" in _first_line(p))),
-    "errors/parse_bad_character": (
-        "P2: the expected-token list offers ':', ',', 'do', 'else', … after `x += 2`, "
-        "where they cannot stand",
-        lambda p: "'do'" not in _first_line(p) and "':'" not in _first_line(p)),
-    "errors/parse_not_utf8": (
-        "P3: a byte that is not UTF-8 is reported at column 1 of its line, not at its "
-        "own column",
-        lambda p: ":3:1:" not in _first_line(p)),
-    "errors/parse_binary_junk": (
-        "P3: a byte that is not UTF-8 is reported at column 1 of its line, not at its "
-        "own column",
-        lambda p: ":2:1:" not in _first_line(p)),
-    "errors/parse_deep_parens_one_line": (
-        "P4: the whole 20,000-character source line is quoted (and underlined) in the "
-        "error; long lines should be cut around the caret",
-        lambda p: len(p.stderr) < 2000),
-    "errors/chain_routine_backward": (
-        "P5: a check failing while `~@routine` undoes a routine says neither that the "
-        "statement runs backward nor which `~@routine` undid it",
-        lambda p: "~@routine" in _text(p) or "backward" in _text(p)),
-    "errors/rev_inverse_block_dealloc": (
-        "P5: a check failing inside `~begin … end` does not say that the statement runs "
-        "backward (the checker adds that note; the interpreter does not)",
-        lambda p: "~begin" in _text(p) or "backward" in _text(p)),
-    "errors/run_missing_main": (
-        "P10: `no function main()` is underlined under the first function of the file, "
-        "as if that function were at fault",
-        lambda p: "| function multiplier" not in _text(p)),
-    "errors/run_empty_file": (
-        "P10: the error for an empty program does not name the file",
-        lambda p: "run_empty_file.rev" in _first_line(p) or "FILE" in _first_line(p)),
-    "errors/rev_for_step_changed_backward": (
-        "P12: while running backward, the loop-range check names the inverted range "
-        "(`-s` changed from -2 to 1) instead of the user's `s` (changed from 2 to -1)",
-        lambda p: "`-s`" not in _first_line(p)),
-    "errors/type_int_literal_out_of_range": (
-        "P13: an integer literal beyond i64 (0xFFFFFFFFFFFFFFFF) is stored as the Python "
-        "int 18446744073709551615: neither wrapped nor refused",
-        lambda p: "i64" in _text(p)),
-    "errors/type_int_literal_out_of_range_array": (
-        "P13: an integer literal beyond i64 in an array literal reports NumPy's "
-        "\"Python int too large to convert to C long\"",
-        lambda p: "C long" not in _text(p) and "i64" in _text(p)),
-    "errors/type_ragged_array_literal": (
-        "P15: a ragged array literal reports NumPy's \"setting an array element with a "
-        "sequence … inhomogeneous shape\" instead of saying that the rows differ in length",
-        lambda p: "inhomogeneous" not in _text(p) and "sequence" not in _text(p)),
-    "outputs/float_edge_values": (
-        "P14: domain and pole errors of math functions give nan (and overflow always "
-        "+inf): log(0.0), log1p(-1.0), 0.0 ** -1.0 and (-0.0) ** -1.0 give nan, "
-        "sinh(-1000.0) gives +inf",
-        lambda p: p.stdout == FLOAT_EDGE_VALUES),
-    "outputs/complex_fields": (
-        "P6: updating a field `z.re` / `z.im` crashes: internal error AttributeError "
-        "'Field' object has no attribute 'field' (rlang/evaluate.py uses view.field, the "
-        "AST field is `name`)",
-        lambda p: True),
-    "outputs/json_specials": (
-        "P7: --json prints inf and nan as Infinity and NaN, which are not JSON",
-        _strict_json),
     "outputs/numeric_types": (
         "P8: fixed, ulog, i32 and f32 (LANGUAGE.md §3) are refused: type `fixed` is not "
         "supported yet",
@@ -177,19 +112,6 @@ KNOWN_PROBLEMS: dict[str, tuple[str, Callable]] = {
         "P8: fixed, ulog, i32 and f32 (LANGUAGE.md §3) are refused: type `fixed` is not "
         "supported yet",
         lambda p: True),
-    "inverse/calls": (
-        "P11: `rlang invert FILE` flips calls and uncalls inside inverted functions, but "
-        "the callees are inverted too (same names), so the printed program's `calls` "
-        "does not undo `calls`: the two inversions cancel",
-        lambda p: True),
-    "inverse/fibonacci": (
-        "P11: `rlang invert FILE` flips the recursive call of rrfib into `~rrfib`, which "
-        "in the printed program (where rrfib is already inverted) runs forward again",
-        lambda p: True),
-    "outputs/zeros_array_type": (
-        "P9: `@zeros f64[:] e` makes e the scalar 0.0 although the checker types it as "
-        "f64[:]; it should be an array (or a static error)",
-        lambda p: "e = 0.0" not in p.stdout + p.stderr and "got a f64" not in p.stderr),
 }
 
 

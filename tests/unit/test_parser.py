@@ -450,7 +450,7 @@ def test_binary_junk_decoded_as_latin1():
 
 def test_strange_characters():
     err = error("function f(x)\n    x += 1 $ 2\nend")
-    assert err.message.startswith("unexpected '$'")
+    assert err.message.startswith("unexpected character '$'")
     assert (err.span.line, err.span.col) == (2, 12)
 
 
