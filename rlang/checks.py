@@ -1,5 +1,8 @@
 """Value comparisons of the run-time checks (LANGUAGE.md §6).
 
+fixed values compare exactly (raw bits), ulog values by their logarithms within
+`ATOL`.
+
 `check_dealloc(name, value, expected, span)` is the deallocation check;
 `values_equal` the equality every check uses: exact for integers and bools,
 within `ATOL` (absolute) for floats and complex numbers, element-wise for arrays,
@@ -12,6 +15,7 @@ import math
 import numpy as np
 
 from .errors import ReversibilityError
+from .numbers import Fixed, ULog
 from .values import Stack, scalar_type, summarize
 
 #: Tolerance of float deallocation checks.
@@ -45,6 +49,12 @@ def values_equal(value, expected, atol: float = ATOL) -> bool:
         return False
     if isinstance(value, bool) != isinstance(expected, bool):
         return False
+    if isinstance(value, ULog) and isinstance(expected, ULog):
+        return value.log == expected.log or abs(value.log - expected.log) <= atol
+    if isinstance(value, (Fixed, ULog)) or isinstance(expected, (Fixed, ULog)):
+        if type(value) is type(expected):
+            return value == expected            # fixed: the raw values, exactly
+        value, expected = float(value), float(expected)
     if isinstance(value, (float, complex)) or isinstance(expected, (float, complex)):
         if value == expected:
             return True

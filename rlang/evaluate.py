@@ -18,8 +18,10 @@ import numpy as np
 from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
-from .values import (DTYPES, I64_MAX, UNSUPPORTED_TYPES, Stack, a_type, array_from_nested, from_numpy_scalar,
-                     one_of, summarize, type_name, wrap_i64, zero_of)
+from .scalar_functions import apply_builtin, convert
+from .numbers import F32, I32, Fixed, ULog
+from .values import (I64_MAX, Stack, a_type, array_from_nested, make_array, one_of, read_element,
+                     scalar_type, summarize, type_name, wrap_i64, write_element, zero_of)
 
 
 class Ref:
@@ -60,12 +62,12 @@ class ElemRef(Ref):
         self.array, self.index, self.text, self.log = array, index, text, log
 
     def get(self):
-        return from_numpy_scalar(self.array[self.index])
+        return read_element(self.array, self.index)
 
     def set(self, value):
         if self.log is not None:
             self.log(self)
-        self.array[self.index] = value
+        write_element(self.array, self.index, value)
 
     def overlaps(self, other: Ref) -> bool:
         if isinstance(other, ElemRef):
@@ -197,7 +199,7 @@ class Evaluator:
         if watched is not None and isinstance(watched, ElemRef) and watched.array is array \
                 and watched.index == index:
             raise _alias_error(watched, expr)
-        return from_numpy_scalar(array[index])
+        return read_element(array, index)
 
     def _field(self, expr: ast.Field, env):
         value = self.eval(expr.base, env)
@@ -225,7 +227,10 @@ class Evaluator:
                 return left
             return ops.truth(self.eval(expr.right, env), f"the right operand of `{op}`",
                              expr.right.span)
-        return ops.binary(op, self.eval(expr.left, env), self.eval(expr.right, env), expr.span)
+        left, right = self.eval(expr.left, env), self.eval(expr.right, env)
+        if type(expr.left) in _LITERAL_NODES or type(expr.right) in _LITERAL_NODES:
+            left, right = adapt_literals(expr, left, right)
+        return ops.binary(op, left, right, expr.span)
 
     def _array(self, expr: ast.ArrayLit, env):
         items = [self.eval(item, env) for item in expr.items]
@@ -249,7 +254,7 @@ class Evaluator:
         if handler is not None:
             return handler(self, expr, env)
         if name in CONVERSIONS:
-            return _convert(name, self.eval(expr.args[0], env), expr)
+            return convert(name, self.eval(expr.args[0], env), expr.span)
         builtin = BUILTINS.get(name)
         if builtin is None:
             raise RlangTypeError(f"`{name}` is not a built-in function", expr.span)
@@ -257,7 +262,51 @@ class Evaluator:
             raise RlangTypeError(f"`{name}` takes {builtin.min_args} argument(s), got "
                                  f"{len(expr.args)}", expr.span)
         args = [self.eval(arg, env) for arg in expr.args]
-        return apply_builtin(builtin, args, expr)
+        return apply_builtin(builtin, args, expr.span)
+
+
+_LITERAL_NODES = (ast.IntLit, ast.FloatLit, ast.Unary)
+
+
+def is_number_literal(node) -> bool:
+    """An integer or float literal, possibly negated: `2`, `0.5`, `-3.0`."""
+    if isinstance(node, ast.Unary) and node.op == "-":
+        node = node.operand
+    return isinstance(node, (ast.IntLit, ast.FloatLit))
+
+
+def adapt_literals(expr: ast.Binary, left, right):
+    """A number literal takes the type of the other operand where that type is
+    narrower than the literal's default (i32, f32) or is a number system (fixed,
+    ulog): `x * 2.0` stays f32 when x is, `q + 0.5` is fixed when q is."""
+    if is_number_literal(expr.left) and not is_number_literal(expr.right):
+        left = adapt_literal(left, right, expr.left)
+    elif is_number_literal(expr.right) and not is_number_literal(expr.left):
+        right = adapt_literal(right, left, expr.right)
+    return left, right
+
+
+def adapt_literal(value, other, node):
+    """`value` (a literal's) converted to the type of `other` when rev's literal rule
+    applies; otherwise unchanged."""
+    kind = type(other)
+    try:
+        if kind is I32 and type(value) is int:
+            return I32(value)
+        if kind is F32 and type(value) in (int, float):
+            return F32(value)
+        if kind is Fixed and type(value) in (int, float):
+            return Fixed.from_value(value)
+        if kind is ULog and type(value) in (int, float):
+            return ULog.from_value(value)
+    except ValueError as error:
+        raise RlangRuntimeError(f"the literal {format_expr_safe(node)}: {error}",
+                                node.span) from None
+    return value
+
+
+def format_expr_safe(node) -> str:
+    return view_text(node)
 
 
 def _alias_error(watched: Ref, read) -> ReversibilityError:
@@ -266,29 +315,12 @@ def _alias_error(watched: Ref, read) -> ReversibilityError:
         f"(the same memory as `{view_text(read)}`)", read.span)
 
 
-def apply_builtin(builtin, args, expr):
-    """`builtin(*args)` on scalars, keeping integers integer where the function does."""
-    for arg in args:
-        if isinstance(arg, complex):
-            raise RlangTypeError(f"`{builtin.name}` of a complex number is not supported yet",
-                                 expr.span)
-        if not isinstance(arg, (bool, int, float)):
-            raise RlangTypeError(f"`{builtin.name}` needs numbers, got {a_type(arg)}",
-                                 expr.span)
-    args = [int(a) if isinstance(a, bool) else a for a in args]
-    if builtin.int_preserving and all(isinstance(a, int) for a in args):
-        return wrap_i64(builtin.forward(*args))
-    return float(builtin.forward(*(float(a) for a in args)))
-
-
 def _type_arg(evaluator, expr: ast.Call, position: int = 0) -> ast.TypeRef:
     arg = expr.args[position]
     if not isinstance(arg, ast.TypeExpr):
         raise RlangTypeError(f"`{expr.func}` needs a type (such as f64) as argument "
                              f"{position + 1}", arg.span)
     scalar = arg.type.scalar
-    if scalar in UNSUPPORTED_TYPES:
-        raise RlangTypeError(f"type `{scalar}` is not supported yet", arg.span)
     if scalar == "stack":
         raise RlangTypeError("`stack` is not a scalar type", arg.span)
     return arg.type
@@ -334,7 +366,7 @@ def _zeros(evaluator, expr, env):
                                     f"got {summarize(n)}", arg.span)
         shape.append(n)
     try:
-        return np.zeros(shape, dtype=DTYPES[scalar])
+        return make_array(shape, scalar)
     except (MemoryError, ValueError) as error:
         raise RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {tuple(shape)}: "
                                 f"{error}", expr.span) from None
@@ -346,8 +378,10 @@ def _stack(evaluator, expr, env):
 
 def _complex(evaluator, expr, env):
     parts = [evaluator.eval(arg, env) for arg in expr.args]
+    if len(parts) == 1 and isinstance(parts[0], complex):
+        return parts[0]
     for part in parts:
-        if isinstance(part, (complex, str)) or not isinstance(part, (bool, int, float)):
+        if type(part) not in (bool, int, I32, float, F32, Fixed, ULog):
             raise RlangTypeError(f"`complex` needs real numbers, got {a_type(part)}",
                                  expr.span)
     return complex(*(float(p) for p in parts))
@@ -355,40 +389,6 @@ def _complex(evaluator, expr, env):
 
 _STRUCTURAL = {"length": _length, "size": _size, "zero": _zero, "one": _one,
                "zeros": _zeros, "stack": _stack, "complex": _complex}
-
-
-def _convert(name: str, value, expr):
-    if name in UNSUPPORTED_TYPES:
-        raise RlangTypeError(f"type `{name}` is not supported yet", expr.span)
-    if not isinstance(value, (bool, int, float, complex)):
-        raise RlangTypeError(f"`{name}` cannot convert {a_type(value)}", expr.span)
-    if name == "f64":
-        if isinstance(value, complex):
-            raise RlangTypeError("`f64` of a complex number; use real(z) or abs(z)", expr.span)
-        return float(value)
-    if name == "i64":
-        return _to_integer(value, expr)
-    if name == "bool":
-        if isinstance(value, bool):
-            return value
-        if value in (0, 1):
-            return bool(value)
-        raise RlangRuntimeError(f"bool({summarize(value)}): only 0 and 1 convert to bool",
-                                expr.span)
-    raise RlangTypeError(f"unknown conversion `{name}`", expr.span)
-
-
-def _to_integer(value, expr):
-    if isinstance(value, complex):
-        raise RlangTypeError("`i64` of a complex number", expr.span)
-    if isinstance(value, float):
-        if not math.isfinite(value) or value != math.floor(value):
-            raise RlangRuntimeError(f"i64({summarize(value)}): not an integer; use floor, "
-                                    "ceil or round first", expr.span)
-        if not -2.0 ** 63 <= value < 2.0 ** 63:
-            raise RlangRuntimeError(f"i64({summarize(value)}): out of the range of i64",
-                                    expr.span)
-    return int(value)
 
 
 _EVAL = {

@@ -15,7 +15,9 @@ import numpy as np
 from . import ast
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import INSTRUCTION_TABLE
-from .values import a_type, Stack, type_name, wrap_i64, zero_of
+from . import ops
+from .numbers import Fixed
+from .values import Stack, a_type, type_name, zero_of
 
 _SQRT_HALF = math.sqrt(0.5)
 
@@ -33,7 +35,7 @@ def execute_instruction(interp, stmt: ast.Instr, env) -> None:
     _RUN[stmt.name](interp, stmt, env, refs)
 
 
-def _number(value, name, stmt, kinds=(int, float, complex)):
+def _number(value, name, stmt, kinds):
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise RlangTypeError(f"{name} cannot update {a_type(value)}", stmt.span)
     return value
@@ -58,14 +60,15 @@ def _swap(interp, stmt, env, refs):
 
 
 def _neg(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "NEG", stmt)
-    refs[0].set(wrap_i64(-x) if isinstance(x, int) else -x)
+    x = _number(refs[0].get(), "NEG", stmt, (int, float, complex, Fixed))
+    refs[0].set(ops.unary("-", x, stmt.span))
 
 
 def _step(delta):
     def run(interp, stmt, env, refs):
-        x = _number(refs[0].get(), stmt.name, stmt, (int, float))
-        refs[0].set(wrap_i64(x + delta) if isinstance(x, int) else x + delta)
+        x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed))
+        one = Fixed.from_value(delta) if isinstance(x, Fixed) else type(x)(delta)
+        refs[0].set(ops.binary("+", x, one, stmt.span))
     return run
 
 
@@ -77,21 +80,26 @@ def _flip(interp, stmt, env, refs):
 
 
 def _conj(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "CONJ", stmt)
-    refs[0].set(x.conjugate())
+    x = _number(refs[0].get(), "CONJ", stmt, (int, float, complex, Fixed))
+    if isinstance(x, complex):          # the conjugate of a real number is itself
+        refs[0].set(x.conjugate())
 
 
 def _rotation(sign):
     def run(interp, stmt, env, refs):
         a = _float(refs[0].get(), stmt)
         b = _float(refs[1].get(), stmt)
+        if type(a) is not type(b):
+            raise RlangTypeError(f"{stmt.name} needs two operands of one type, got "
+                                 f"{a_type(a)} and {a_type(b)}", stmt.span)
         theta = interp.evaluator.eval(stmt.args[2], env)
         if isinstance(theta, bool) or not isinstance(theta, (int, float)):
             raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
                                  stmt.args[2].span)
         c, s = math.cos(theta), sign * math.sin(theta)
-        refs[0].set(c * a - s * b)
-        refs[1].set(s * a + c * b)
+        kind = type(a)
+        refs[0].set(kind(c * a - s * b))
+        refs[1].set(kind(s * a + c * b))
     return run
 
 
@@ -105,8 +113,12 @@ def _float(value, stmt):
 def _hadamard(interp, stmt, env, refs):
     a = _float(refs[0].get(), stmt)
     b = _float(refs[1].get(), stmt)
-    refs[0].set((a + b) * _SQRT_HALF)
-    refs[1].set((a - b) * _SQRT_HALF)
+    if type(a) is not type(b):
+        raise RlangTypeError(f"HADAMARD needs two operands of one type, got {a_type(a)} and "
+                             f"{a_type(b)}", stmt.span)
+    kind = type(a)
+    refs[0].set(kind((a + b) * _SQRT_HALF))
+    refs[1].set(kind((a - b) * _SQRT_HALF))
 
 
 def _stack_of(ref, stmt) -> Stack:

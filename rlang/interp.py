@@ -23,13 +23,13 @@ from .analysis import written_params
 from .calls import execute_call
 from .checks import check_dealloc
 from .errors import Frame, ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
-from .evaluate import Evaluator
+from .evaluate import Evaluator, adapt_literal, is_number_literal
 from .instructions import execute_instruction
 from .invert import invert_body
 from .loops import execute_for
 from .printer import format_expr, format_type
 from .safe import execute_safe
-from .values import a_type, scalar_type, with_article, DTYPES, Stack, conform, summarize, type_name, zero_of
+from .values import a_type, scalar_type, with_article, Stack, conform, summarize, type_name, zero_of
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -186,6 +186,8 @@ class Interpreter:
                 ev.watched = None
         else:
             rhs = ev.eval(stmt.value, env)
+        if is_number_literal(stmt.value):
+            rhs = adapt_literal(rhs, old, stmt.value)
         if isinstance(old, (np.ndarray, Stack)):
             raise RlangTypeError(f"`{stmt.op}` updates scalars; `{ref.text}` is a "
                                  f"{type_name(old)} (loop over its elements)", stmt.target.span)
@@ -211,6 +213,8 @@ class Interpreter:
             raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
         if self.invcheck:
             expected = self.evaluator.eval(stmt.value, env)
+            if is_number_literal(stmt.value):
+                expected = adapt_literal(expected, env[stmt.name], stmt.value)
             check_dealloc(stmt.name, env[stmt.name], expected, stmt.span)
         del env[stmt.name]
 
@@ -220,8 +224,6 @@ class Interpreter:
             raise RlangTypeError("@zeros allocates scalars; allocate arrays with "
                                  "`a ← zeros(T, n…)` and stacks with `s ← stack(T)`",
                                  stmt.type.span)
-        if scalar not in DTYPES:
-            raise RlangTypeError(f"type `{scalar}` is not supported yet", stmt.type.span)
         zero = zero_of(scalar)
         for name in reversed(stmt.names) if stmt.inverse else stmt.names:
             if not stmt.inverse:

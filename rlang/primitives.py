@@ -6,15 +6,17 @@ driver).  Each `Instruction` says which instruction undoes it and how it updates
 operands.  Backends and the checker read these tables; nothing else re-lists the
 built-ins (tests walk the tables and fail when a column is missing).
 
-Scalars here are Python `int` (i64, wrapped by the caller), `bool` and `float`.
+Scalars here are Python `int` (i64, wrapped by the caller), `bool` and `float`;
+`complex_forward` is the function on a complex argument where it has one.
 Integer-valued results of `floor`, `ceil`, `round` stay floats, as in Julia.
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 
@@ -89,6 +91,7 @@ class Builtin:
     forward: Callable
     partials: Callable | None
     int_preserving: bool = False
+    complex_forward: Callable | None = None     # the function on complex numbers, if any
 
 
 def _b(name, arity, forward, partials, int_preserving=False, max_args=None):
@@ -134,6 +137,16 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     _b("hypot", 2, _f(math.hypot, np.hypot),
        lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
 ]}
+
+#: The complex column: cmath's function of the same name where there is one.
+_COMPLEX_FORWARD = {
+    "abs": abs, "abs2": lambda z: (z * z.conjugate()).real, "angle": cmath.phase,
+    "real": lambda z: z.real, "imag": lambda z: z.imag, "conj": lambda z: z.conjugate(),
+    **{name: getattr(cmath, name) for name in ("sin", "cos", "tan", "asin", "acos", "sinh",
+                                               "cosh", "tanh", "exp", "log", "sqrt")},
+}
+BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name))
+            for name, b in BUILTINS.items()}
 
 #: Built-ins whose arguments are arrays or types rather than numbers.  They are
 #: evaluated by the interpreter itself; the table gives their arity (min, max).

@@ -1,10 +1,16 @@
 """Run-time values of the interpreter and how they are shown.
 
-Scalars are Python values: `bool`, `int` (i64, kept in range by `wrap_i64`),
-`float` (f64) and `complex`.  Arrays are NumPy arrays (C order, updated in place).
-Stacks are `Stack`.  This module names their types (`type_name`), converts values to
-a declared type (`conform`), and prints them as rev literals (`format_value`) or as
-JSON-ready Python data (`to_json`), as LANGUAGE.md §9 describes.
+Scalars: `bool`; `int` (i64, kept in range by `wrap_i64`); `float` (f64); `complex`;
+and the number systems of `rlang.numbers`: `I32`, `F32`, `Fixed`, `ULog`.  Arrays are
+NumPy arrays (C order, updated in place): bool, int64, int32, float64, float32 and
+complex128 arrays, `FixedArray` (int64 raw fixed-point values) and `ULogArray`
+(float64 logarithms).  Stacks are `Stack`.
+
+This module names the types of values (`type_name`), reads and writes array
+elements as scalars (`read_element`, `write_element`), makes arrays
+(`make_array`), converts values handed in from outside to a declared type
+(`conform`), and prints values as rev literals (`format_value`) or as JSON-ready
+data (`to_json`), as LANGUAGE.md §9 describes.
 """
 from __future__ import annotations
 
@@ -13,17 +19,24 @@ import math
 import numpy as np
 
 from . import ast
+from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, to_floats
 
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 _MASK64 = (1 << 64) - 1
 
-#: NumPy dtypes of the scalar types arrays may hold in this version.
-DTYPES = {"i64": np.dtype(np.int64), "bool": np.dtype(np.bool_), "f64": np.dtype(np.float64),
-          "complex": np.dtype(np.complex128)}
-_DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+#: Storage dtype of each scalar type in arrays.
+DTYPES = {"i64": np.dtype(np.int64), "i32": np.dtype(np.int32), "bool": np.dtype(np.bool_),
+          "f64": np.dtype(np.float64), "f32": np.dtype(np.float32),
+          "complex": np.dtype(np.complex128), "fixed": np.dtype(np.int64),
+          "ulog": np.dtype(np.float64)}
+#: Array classes of the types whose dtype alone does not say the type.
+_ARRAY_CLASSES = {"fixed": FixedArray, "ulog": ULogArray}
+_PLAIN_DTYPE_NAMES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+                      np.dtype(np.bool_): "bool", np.dtype(np.float64): "f64",
+                      np.dtype(np.float32): "f32", np.dtype(np.complex128): "complex"}
 
-#: Types the grammar knows but this version cannot run yet (number-systems issue).
-UNSUPPORTED_TYPES = ("i32", "f32", "fixed", "ulog")
+#: Types the grammar knows but this version cannot run (none left).
+UNSUPPORTED_TYPES: tuple = ()
 
 
 def wrap_i64(value: int) -> int:
@@ -52,18 +65,26 @@ class Stack:
         return Stack(self.elem, self.items)
 
 
+_SCALAR_NAMES = {bool: "bool", int: "i64", I32: "i32", float: "f64", F32: "f32",
+                 complex: "complex", Fixed: "fixed", ULog: "ulog"}
+
+
+def array_scalar(array: np.ndarray) -> str | None:
+    """The scalar type of an array's elements, or None for dtypes rev does not use."""
+    if isinstance(array, FixedArray):
+        return "fixed"
+    if isinstance(array, ULogArray):
+        return "ulog"
+    return _PLAIN_DTYPE_NAMES.get(array.dtype)
+
+
 def type_name(value) -> str:
     """The rev type of a value: `i64`, `f64[:]`, `stack{i64}`, …"""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "i64"
-    if isinstance(value, float):
-        return "f64"
-    if isinstance(value, complex):
-        return "complex"
+    name = _SCALAR_NAMES.get(type(value))
+    if name is not None:
+        return name
     if isinstance(value, np.ndarray):
-        elem = _DTYPE_NAMES.get(value.dtype, str(value.dtype))
+        elem = array_scalar(value) or str(value.dtype)
         return f"{elem}[{','.join(':' * value.ndim)}]"
     if isinstance(value, Stack):
         return f"stack{{{value.elem}}}"
@@ -86,30 +107,72 @@ def with_article(name: str) -> str:
 
 def scalar_type(value) -> str | None:
     """The scalar type of a scalar value, or None for arrays, stacks and the rest."""
-    if isinstance(value, (bool, int, float, complex)):
-        return type_name(value)
-    return None
+    return _SCALAR_NAMES.get(type(value))
+
+
+_ZERO = {"i64": 0, "i32": I32(0), "bool": False, "f64": 0.0, "f32": F32(0.0), "complex": 0j,
+         "fixed": Fixed(0), "ulog": ULog(-math.inf)}
+_ONE = {"i64": 1, "i32": I32(1), "bool": True, "f64": 1.0, "f32": F32(1.0),
+        "complex": 1 + 0j, "fixed": Fixed.from_value(1), "ulog": ULog(0.0)}
 
 
 def zero_of(scalar: str):
     """zero(T) for a scalar type name."""
-    return {"i64": 0, "bool": False, "f64": 0.0, "complex": 0j}[scalar]
+    return _ZERO[scalar]
 
 
 def one_of(scalar: str):
     """one(T) for a scalar type name."""
-    return {"i64": 1, "bool": True, "f64": 1.0, "complex": 1 + 0j}[scalar]
+    return _ONE[scalar]
+
+
+def make_array(shape, scalar: str) -> np.ndarray:
+    """A zero-filled array of `shape` holding `scalar` values."""
+    array = np.zeros(shape, dtype=DTYPES[scalar])
+    if scalar == "ulog":
+        array.fill(-math.inf)
+    cls = _ARRAY_CLASSES.get(scalar)
+    return array.view(cls) if cls is not None else array
+
+
+def read_element(array: np.ndarray, index: tuple):
+    """The element `array[index]` as a rev scalar."""
+    if isinstance(array, FixedArray):
+        return Fixed(int(np.ndarray.__getitem__(array, index)))
+    if isinstance(array, ULogArray):
+        return ULog(float(np.ndarray.__getitem__(array, index)))
+    return from_numpy_scalar(array[index])
+
+
+def write_element(array: np.ndarray, index: tuple, value) -> None:
+    """Store the rev scalar `value` at `array[index]`."""
+    if isinstance(value, Fixed):
+        value = value.raw
+    elif isinstance(value, ULog):
+        value = value.log
+    array[index] = value
 
 
 def from_numpy_scalar(value):
-    """An element read from a NumPy array, as the matching Python scalar."""
-    kind = value.dtype.kind
+    """An element read from a plain NumPy array, as the matching rev scalar."""
+    dtype = value.dtype
+    if dtype == np.float64:
+        return float(value)
+    if dtype == np.int64:
+        return int(value)
+    if dtype == np.bool_:
+        return bool(value)
+    if dtype == np.complex128:
+        return complex(value)
+    if dtype == np.float32:
+        return F32(value)
+    if dtype == np.int32:
+        return I32(int(value))
+    kind = dtype.kind
     if kind == "f":
         return float(value)
-    if kind == "i":
+    if kind in "iu":
         return int(value)
-    if kind == "b":
-        return bool(value)
     if kind == "c":
         return complex(value)
     return value
@@ -118,8 +181,11 @@ def from_numpy_scalar(value):
 def conform(value, declared: ast.TypeRef | None, convert: bool):
     """`value` as the declared parameter type, or None when it does not conform.
 
-    With `convert` (values coming from the command line or from Python), an int is
-    accepted for a float parameter and lists become NumPy arrays of the right dtype.
+    With `convert` (values coming from the command line or from Python), numbers are
+    converted where that loses nothing the user could expect to keep (an int for a
+    float or fixed parameter, a float for a fixed, ulog or f32 one), and lists become
+    NumPy arrays of the declared element type.  A `fixed[:]` parameter takes an int64
+    array of raw values (viewed, not copied); see rlang.numbers.
     """
     if convert:
         value = from_host(value)
@@ -135,59 +201,127 @@ def conform(value, declared: ast.TypeRef | None, convert: bool):
     if declared.is_stack:
         return value if isinstance(value, Stack) and value.elem == declared.scalar else None
     if declared.ndim:
-        if convert and isinstance(value, (list, tuple)):
-            try:
-                value = array_from_nested(value, declared.scalar)
-            except (ValueError, OverflowError, TypeError, KeyError):
-                return None
-        if isinstance(value, np.ndarray) and value.ndim == declared.ndim and \
-                value.dtype == DTYPES.get(declared.scalar):
-            return value
-        return None
+        return _conform_array(value, declared, convert)
     return _conform_scalar(value, declared.scalar, convert)
+
+
+def _conform_array(value, declared: ast.TypeRef, convert: bool):
+    scalar = declared.scalar
+    if convert and isinstance(value, (list, tuple)):
+        try:
+            value = array_from_nested(value, scalar)
+        except (ValueError, OverflowError, TypeError, KeyError):
+            return None
+    if not isinstance(value, np.ndarray) or value.ndim != declared.ndim:
+        return None
+    if array_scalar(value) == scalar:
+        return value
+    if scalar == "fixed" and convert and type(value) is np.ndarray and \
+            value.dtype == np.int64:
+        return value.view(FixedArray)       # raw fixed-point values, shared memory
+    return None
 
 
 def from_host(value):
     """A value handed in from Python or the command line, as a rev value, or None
-    when it cannot be one (NumPy scalars become Python scalars; ints must fit i64)."""
+    when it cannot be one (NumPy scalars become rev scalars; ints must fit i64)."""
     if isinstance(value, np.generic) and not isinstance(value, np.ndarray):
         value = from_numpy_scalar(value)
-    if isinstance(value, bool) or isinstance(value, (float, complex)):
+    if type(value) in _SCALAR_NAMES:
+        if type(value) is int and not I64_MIN <= value <= I64_MAX:
+            return None
         return value
-    if isinstance(value, int):
-        return value if I64_MIN <= value <= I64_MAX else None
+    if isinstance(value, int):          # an int subclass other than ours
+        return int(value) if I64_MIN <= value <= I64_MAX else None
     if isinstance(value, np.ndarray):
-        return value if value.dtype in _DTYPE_NAMES else None
+        return value if array_scalar(value) is not None else None
     if isinstance(value, (list, tuple, Stack)):
         return value
     return None
+
+
+#: (declared, given) pairs a value from outside may be converted along.
+_HOST_CONVERSIONS = {
+    ("f64", "i64"): float, ("f64", "f32"): float, ("f64", "i32"): float,
+    ("f32", "f64"): F32, ("f32", "i64"): F32, ("f32", "i32"): F32,
+    ("i32", "i64"): lambda v: I32(v) if -(1 << 31) <= v < (1 << 31) else None,
+    ("i64", "i32"): int,
+    ("complex", "i64"): complex, ("complex", "f64"): complex, ("complex", "f32"): complex,
+    ("fixed", "i64"): Fixed.from_value, ("fixed", "f64"): Fixed.from_value,
+    ("ulog", "i64"): ULog.from_value, ("ulog", "f64"): ULog.from_value,
+    ("ulog", "fixed"): ULog.from_value,
+}
 
 
 def _conform_scalar(value, scalar: str, convert: bool):
     actual = scalar_type(value)
     if actual == scalar:
         return value
-    if convert and scalar == "f64" and actual == "i64":
-        return float(value)
-    if convert and scalar == "complex" and actual in ("i64", "f64"):
-        return complex(value)
-    return None
+    conversion = _HOST_CONVERSIONS.get((scalar, actual)) if convert else None
+    if conversion is None:
+        return None
+    try:
+        return conversion(value)
+    except (ValueError, OverflowError):
+        return None
 
 
 def array_from_nested(items, scalar: str | None = None) -> np.ndarray:
-    """A NumPy array from nested lists of Python scalars (rev array literal rules:
-    all bools → bool, all ints → i64, any float → f64, any complex → complex)."""
+    """A NumPy array from nested lists of scalars.  Without a declared element type
+    the literal rules apply: all bools → bool, all ints → i64, any float → f64, any
+    complex → complex; lists of one rev number type (fixed, ulog, f32, i32) keep it."""
+    flat = list(_flatten(items))
     if scalar is None:
-        flat = list(_flatten(items))
-        if any(isinstance(x, complex) for x in flat):
-            scalar = "complex"
-        elif any(isinstance(x, float) for x in flat):
-            scalar = "f64"
-        elif flat and all(isinstance(x, bool) for x in flat):
-            scalar = "bool"
-        else:
-            scalar = "i64"
-    return np.array(items, dtype=DTYPES[scalar])
+        scalar = _literal_scalar(flat)
+    shape = np.shape(_replace_leaves(items))
+    array = make_array(shape, scalar)
+    target = array.reshape(-1) if array.ndim else array
+    for i, item in enumerate(flat):
+        write_element(target, (i,), _to_scalar(item, scalar))
+    return array
+
+
+def _replace_leaves(items):
+    return [_replace_leaves(x) if isinstance(x, (list, tuple)) else 0 for x in items]
+
+
+def _literal_scalar(flat) -> str:
+    kinds = {scalar_type(x) for x in flat}
+    if not kinds:
+        return "i64"
+    if len(kinds) == 1:
+        return kinds.pop()
+    if "complex" in kinds:
+        return "complex"
+    if kinds & {"f64", "f32"}:
+        return "f64"
+    if kinds <= {"bool", "i64", "i32"}:
+        return "i64"
+    raise ValueError(f"an array cannot mix {', '.join(sorted(kinds))}")
+
+
+def _to_scalar(item, scalar: str):
+    if scalar_type(item) == scalar:
+        return item
+    if scalar == "fixed":
+        return Fixed.from_value(item)
+    if scalar == "ulog":
+        return ULog.from_value(item)
+    if isinstance(item, (Fixed, ULog)):
+        item = float(item)
+    if scalar in ("f64", "f32"):
+        if isinstance(item, complex):
+            raise TypeError("complex value in a real array")
+        return float(item)
+    if scalar in ("i64", "i32"):
+        if isinstance(item, (float, complex)):
+            raise TypeError("float value in an integer array")
+        return int(item)
+    if scalar == "bool":
+        if not isinstance(item, bool):
+            raise TypeError("non-bool value in a bool array")
+        return item
+    return complex(item)
 
 
 def _flatten(items):
@@ -209,14 +343,27 @@ def format_float(x: float) -> str:
     return repr(x).replace("e+", "e")
 
 
+def format_f32(x: float) -> str:
+    """Shortest text that reads back as the same single-precision value."""
+    if not math.isfinite(x):
+        return format_float(x)
+    text = str(np.float32(x))
+    return text.replace("e+", "e") if ("." in text or "e" in text) else text + ".0"
+
+
 def format_value(value) -> str:
-    """A value as a rev literal (LANGUAGE.md §9)."""
+    """A value as a rev literal (LANGUAGE.md §9).  fixed and ulog print as their float
+    values; f32 as the shortest text that reads back as the same f32."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
+    if isinstance(value, F32):
+        return format_f32(value)
     if isinstance(value, float):
         return format_float(value)
+    if isinstance(value, (Fixed, ULog)):
+        return format_float(float(value))
     if isinstance(value, complex):
         re, im = value.real, value.imag
         if not math.isfinite(im):       # `infim` is no literal: use the conversion
@@ -236,22 +383,27 @@ def format_value(value) -> str:
 
 def _format_array(array: np.ndarray) -> str:
     if array.ndim == 0:
-        return format_value(from_numpy_scalar(array[()]))
+        return format_value(read_element(array, ()))
     if array.ndim == 1:
-        return "[" + ", ".join(format_value(from_numpy_scalar(x)) for x in array) + "]"
-    return "[" + ", ".join(_format_array(row) for row in array) + "]"
+        return "[" + ", ".join(format_value(read_element(array, (i,)))
+                               for i in range(array.shape[0])) + "]"
+    return "[" + ", ".join(_format_array(array[i]) for i in range(array.shape[0])) + "]"
 
 
 def to_json(value):
     """A value as JSON-ready Python data (complex as [re, im], arrays as lists).
     Non-finite floats, which JSON cannot hold, become the strings "inf", "-inf" and
     "nan" (the rev literals)."""
+    if isinstance(value, (Fixed, ULog)):
+        value = float(value)
     if isinstance(value, float):
-        return value if math.isfinite(value) else format_float(value)
+        return float(value) if math.isfinite(value) else format_float(value)
     if isinstance(value, (bool, int)):
-        return value
+        return value if type(value) in (bool, int) else int(value)
     if isinstance(value, complex):
         return [to_json(value.real), to_json(value.imag)]
+    if isinstance(value, (FixedArray, ULogArray)):
+        value = to_floats(value)
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "c":
             return to_json(np.stack([value.real, value.imag], axis=-1))
@@ -269,7 +421,8 @@ def to_json(value):
 def summarize(value, limit: int = 8) -> str:
     """A short rendering for error messages (long arrays are cut)."""
     if isinstance(value, np.ndarray) and value.size > limit:
-        flat = ", ".join(format_value(from_numpy_scalar(x)) for x in value.ravel()[:limit])
+        flat_view = value.reshape(-1)
+        flat = ", ".join(format_value(read_element(flat_view, (i,))) for i in range(limit))
         return f"[{flat}, …] ({type_name(value)}, shape {value.shape})"
     if isinstance(value, Stack) and len(value.items) > limit:
         return f"[…{len(value.items)} items…]"

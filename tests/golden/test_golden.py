@@ -104,14 +104,6 @@ def _strict_json(proc) -> bool:
 #: `fixed(proc)` says whether the output looks the way it will once the bug is fixed
 #: (on top of the checks every case of its kind gets).  See PROBLEMS.md.
 KNOWN_PROBLEMS: dict[str, tuple[str, Callable]] = {
-    "outputs/numeric_types": (
-        "P8: fixed, ulog, i32 and f32 (LANGUAGE.md §3) are refused: type `fixed` is not "
-        "supported yet",
-        lambda p: True),
-    "outputs/numeric_types_json": (
-        "P8: fixed, ulog, i32 and f32 (LANGUAGE.md §3) are refused: type `fixed` is not "
-        "supported yet",
-        lambda p: True),
 }
 
 

@@ -182,8 +182,6 @@ def test_complex_field_updates():
     assert (~m.f)(1.5 + 1j, 0.5) == (1 + 2j, 0.5)
 
 
-@pytest.mark.xfail(strict=True, reason="PROBLEMS.md #4: the logplus example of LANGUAGE.md "
-                   "§1 does not run (abs and angle of a complex number)")
 def test_the_logplus_example_of_the_spec():
     m = load("""
         function logplus(y!: complex, x: complex)

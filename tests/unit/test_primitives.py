@@ -329,8 +329,6 @@ def test_a_builtin_of_an_allocation_only_value_is_refused():
         rlang.loads("function main()\n    r ← length(zeros(f64, 2))\nend\n")
 
 
-@pytest.mark.xfail(strict=True, reason="PROBLEMS.md #4: abs, abs2, angle, real, imag and conj "
-                   "of a complex number raise 'not supported yet'")
 @pytest.mark.parametrize("expr, expected", [
     ("abs(3.0 + 4.0im)", 5.0), ("abs2(3.0 + 4.0im)", 25.0), ("angle(1.0im)", math.pi / 2),
     ("real(1.5 + 2.0im)", 1.5), ("imag(1.5 + 2.0im)", 2.0), ("conj(1.5 + 2.0im)", 1.5 - 2j),
