@@ -7,9 +7,11 @@ backend's compiler.
 from .api import Function, Module, load, loads
 from .errors import (CheckError, CheckErrors, InternalError, ParseError, ReversibilityError,
                      RlangError, RlangRuntimeError, RlangTypeError)
+from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array, to_floats, ulog_array
 
 __version__ = "0.1.0"
 
 __all__ = ["load", "loads", "Module", "Function", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
-           "InternalError", "__version__"]
+           "InternalError", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",
+           "fixed_array", "ulog_array", "to_floats", "__version__"]
