@@ -251,6 +251,7 @@ def _check_update(ctx: _Ctx, stmt: Update) -> None:
         return
     _write(ctx, target)
     _read(ctx, stmt.value)
+    _check_written_indices(ctx, [target])
     for view in _read_views(stmt.value):
         if _overlaps(target, view):
             if _src(view) == _src(target):
@@ -303,6 +304,7 @@ def _check_instr(ctx: _Ctx, stmt: Instr) -> None:
                       "a field", arg.span, f"`{stmt.name}` writes it")
             _read(ctx, arg)
     _check_overlaps(ctx, written, "operands", f"`{stmt.name}`", "writes")
+    _check_written_indices(ctx, [w for w, _ in written])
     for k, arg in enumerate(stmt.args):
         if k in info.written:
             continue
@@ -337,6 +339,23 @@ def _check_call(ctx: _Ctx, stmt: CallStmt) -> None:
         if is_view(arg):
             views.append((arg, written))
     _check_overlaps(ctx, views, "arguments", f"`{stmt.func}`", "may write")
+    _check_written_indices(ctx, [view for view, written in views if written])
+
+
+def _check_written_indices(ctx: _Ctx, written: list) -> None:
+    """An index of a view a statement writes must not read a variable the statement
+    writes (Janus's rule for `x[e] += …`): the inverse would evaluate the index after
+    the write and so update another element."""
+    roots = {view_root(view).id for view in written if view_root(view) is not None}
+    for view in written:
+        for read in _index_reads(view):
+            root = view_root(read)
+            if root is not None and root.id in roots:
+                ctx.error(f"an index of `{_src(view)}` reads `{root.id}`, which this "
+                          "statement writes", read.span,
+                          "running backward would evaluate the index after the write and "
+                          "update another element; copy the index into an ancilla first")
+                return
 
 
 def _check_overlaps(ctx: _Ctx, views: list, what: str, owner: str, verb: str) -> None:

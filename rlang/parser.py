@@ -424,10 +424,16 @@ class _ToAst(Transformer):
         return tuple(children)
 
     def invcheckoff(self, meta, children):
-        return ast.Annotated("invcheckoff", children[0], span=self._span(meta))
+        return self._annotated("invcheckoff", children[0], meta)
 
     def inbounds(self, meta, children):
-        return ast.Annotated("inbounds", children[0], span=self._span(meta))
+        return self._annotated("inbounds", children[0], meta)
+
+    def _annotated(self, annotation: str, stmt, meta):
+        if isinstance(stmt, (ast.Routine, ast.UnRoutine)):
+            raise self._error(f"@{annotation} cannot apply to a routine marker; put it on the "
+                              "statements inside the @routine block", meta)
+        return ast.Annotated(annotation, stmt, span=self._span(meta))
 
     def safe(self, meta, children):
         return ast.Safe(str(children[0]), children[1] or (), span=self._span(meta))
