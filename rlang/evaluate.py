@@ -19,6 +19,7 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
+from .gvar import GVar, value_of
 from .numbers import F32, I32, Fixed, ULog
 from .values import (I64_MAX, Stack, a_type, array_from_nested, make_array, one_of, read_element,
                      scalar_type, summarize, type_name, wrap_i64, write_element, zero_of)
@@ -135,7 +136,7 @@ class Evaluator:
             return ElemRef(array, index, view_text(view), self.write_log)
         if isinstance(view, ast.Field):
             base = self.ref(view.base, env)
-            value = base.get()
+            value = value_of(base.get())
             if not isinstance(value, complex):
                 raise RlangTypeError(f"`.{view.name}` needs a complex value, got a "
                                      f"{type_name(value)}", view.span)
@@ -181,6 +182,8 @@ class Evaluator:
         name = expr.id
         if name in env:
             value = env[name]
+            if type(value) is GVar:         # the gradient run: expressions see values
+                value = value.x
             watched = self.watched
             if watched is not None and isinstance(watched, VarRef) and watched.env is env \
                     and watched.name == name:
@@ -279,6 +282,8 @@ def adapt_literals(expr: ast.Binary, left, right):
     """A number literal takes the type of the other operand where that type is
     narrower than the literal's default (i32, f32) or is a number system (fixed,
     ulog): `x * 2.0` stays f32 when x is, `q + 0.5` is fixed when q is."""
+    if expr.op == "**":          # an exponent keeps its own type: l ** 2 of a ulog l
+        return left, right
     if is_number_literal(expr.left) and not is_number_literal(expr.right):
         left = adapt_literal(left, right, expr.left)
     elif is_number_literal(expr.right) and not is_number_literal(expr.left):

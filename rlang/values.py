@@ -102,7 +102,7 @@ def a_type(value) -> str:
 
 def with_article(name: str) -> str:
     """A type name with its indefinite article, as it is read aloud ("an f64")."""
-    return f"an {name}" if name[0] in "aefiou" else f"a {name}"
+    return f"an {name}" if name[0] in "aefio" else f"a {name}"
 
 
 def scalar_type(value) -> str | None:

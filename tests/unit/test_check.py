@@ -40,7 +40,10 @@ def body(*lines: str, params: str = "x, y, a, b, i, j") -> str:
     ("a[i] += abs(a)", 17, "the right-hand side reads `a`, which overlaps the target `a[i]`"),
     ("a += a[i]", 10, "the right-hand side reads `a[i]`, which overlaps the target `a`"),
     ("x.re += x.re", 13, "`x.re` is read on the right-hand side of its own update"),
-    ("a[b[a[i]]] += 1.0", None, None),
+    ("a[b[i]] += 1.0", None, None),
+    # an index reading the written array would change under the write (Janus's rule)
+    ("a[b[a[i]]] += 1.0", 9, "an index of `a[b[a[i]]]` reads `a`, which this statement "
+                             "writes"),
 ])
 def test_target_read_on_its_own_right_hand_side(stmt, col, text):
     if col is None:

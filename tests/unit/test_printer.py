@@ -72,7 +72,7 @@ STATEMENT_PROGRAMS = {
     "parallel for": "@parallel for i = 0:n - 1\n    ys[i] += sin(xs[i]) ** 2\nend",
     "annotations": "@invcheckoff x += 1\n@inbounds for i = 1:3\n    z.re += a[i]\nend\n"
                    "@invcheckoff @inbounds begin\n    x += 1\nend\n"
-                   "@invcheckoff @routine begin\n    x += 1\nend\n~@routine\n"
+                   "@routine begin\n    @invcheckoff x += 1\nend\n~@routine\n"
                    "@inbounds @parallel for i = 1:3\nend",
     "safe": "@safe print(\"x =\", x)\n@safe show(x, y!)\n@safe assert(x > 0, \"x must be > 0\")\n"
             "@safe print()\n@safe print(\"tab\\there \\\"quoted\\\" back\\\\slash\\nnew line\")",
@@ -524,7 +524,8 @@ def _compound(inner):
         st.builds(ast.While, small_exprs, small_exprs, body),
         st.builds(ast.From, small_exprs, body, body, small_exprs),
         st.builds(ast.For, names, small_exprs, step, small_exprs, body, st.booleans()),
-        st.builds(ast.Annotated, st.sampled_from(["invcheckoff", "inbounds"]), inner),
+        st.builds(ast.Annotated, st.sampled_from(["invcheckoff", "inbounds"]),
+                  inner.filter(lambda s: not isinstance(s, (ast.Routine, ast.UnRoutine)))),
     )
 
 
