@@ -1,6 +1,7 @@
 """The `rlang` command (LANGUAGE.md §6, §8, §9).
 
     rlang run FILE [FUNCTION] [ARGS…] [--inverse] [--backend B] [--no-invcheck] [--json]
+    rlang grad FILE FUNCTION ARGS… --loss VIEW [--backend B] [--no-invcheck] [--json]
     rlang check FILE
     rlang invert FILE [FUNCTION]
 
@@ -15,7 +16,10 @@ import argparse
 import json
 import sys
 
+import numpy as np
+
 from . import ast
+from .ad import gradient
 from .api import BACKENDS, Module
 from .check import check
 from .deep import run_deep
@@ -55,6 +59,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-invcheck", action="store_true",
                      help="skip the reversibility checks at run time")
     run.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+    grad = commands.add_parser("grad", help="the gradient of a loss view with respect to "
+                                "every float, fixed and complex parameter")
+    grad.add_argument("file", metavar="FILE")
+    grad.add_argument("function", metavar="FUNCTION")
+    grad.add_argument("args", metavar="ARGS", nargs="*", help="arguments as rev literals")
+    grad.add_argument("--loss", required=True, metavar="VIEW",
+                      help="a parameter name, an element name[i] or a field name.re")
+    grad.add_argument("--backend", choices=BACKENDS, default="interp")
+    grad.add_argument("--no-invcheck", action="store_true")
+    grad.add_argument("--json", action="store_true", help="print one JSON object instead")
 
     check_cmd = commands.add_parser("check", help="report every static error of a program")
     check_cmd.add_argument("file", metavar="FILE")
@@ -114,7 +129,7 @@ def _options_first(argv: list[str]) -> list[str]:
             break
         if token.startswith("--") or token in ("-h",):
             options.append(token)
-            if token == "--backend" and i + 1 < len(rest):
+            if token in ("--backend", "--loss") and i + 1 < len(rest):
                 options.append(rest[i + 1])
                 i += 1
         else:
@@ -132,21 +147,49 @@ def _command_run(options) -> int:
                              "backward")
         results = module.run_main()
     else:
-        name = options.function
-        if name not in unit.functions:
-            raise RlangError(f"{options.file} has no function `{name}`; it defines "
-                             f"{', '.join(unit.functions) or 'no functions'}")
+        fn = _function_named(module, unit, options)
         args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
-        fn = module[name]
         if options.inverse:
             fn = ~fn
-        params = fn.params
-        if len(args) != len(params):
-            raise RlangError(f"`{name}` takes {len(params)} argument(s) "
-                             f"({', '.join(params)}), got {len(args)}")
-        results = list(zip(params, fn(*args)))
+        _check_count(fn, args)
+        results = list(zip(fn.params, fn(*args)))
     _print_results(results, options.json)
     return 0
+
+
+def _command_grad(options) -> int:
+    unit = load_unit(options.file)
+    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck)
+    fn = _function_named(module, unit, options)
+    args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
+    _check_count(fn, args)
+    grads = gradient(fn, args, options.loss)
+    results = [(name, _complex_pair(g)) for name, g in zip(fn.params, grads) if g is not None]
+    _print_results(results, options.json)
+    return 0
+
+
+def _complex_pair(grad):
+    """A complex gradient as [∂/∂re, ∂/∂im] (LANGUAGE.md §9)."""
+    if isinstance(grad, complex):
+        return np.array([grad.real, grad.imag])
+    if isinstance(grad, np.ndarray) and grad.dtype.kind == "c":
+        return np.stack([grad.real, grad.imag], axis=-1)
+    return grad
+
+
+def _function_named(module, unit, options):
+    name = options.function
+    if name not in unit.functions:
+        raise RlangError(f"{options.file} has no function `{name}`; it defines "
+                         f"{', '.join(unit.functions) or 'no functions'}")
+    return module[name]
+
+
+def _check_count(fn, args) -> None:
+    if len(args) != len(fn.params):
+        raise RlangError(f"`{fn.name}` takes {len(fn.params)} argument(s) "
+                         f"({', '.join(fn.params)}), got {len(args)}")
 
 
 def _print_results(results, as_json: bool) -> None:
@@ -215,6 +258,7 @@ def _command_invert(options) -> int:
 
 _COMMANDS = {
     "run": _command_run,
+    "grad": _command_grad,
     "check": _command_check,
     "invert": _command_invert,
 }

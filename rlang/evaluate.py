@@ -282,7 +282,7 @@ def adapt_literals(expr: ast.Binary, left, right):
     """A number literal takes the type of the other operand where that type is
     narrower than the literal's default (i32, f32) or is a number system (fixed,
     ulog): `x * 2.0` stays f32 when x is, `q + 0.5` is fixed when q is."""
-    if expr.op == "**":          # an exponent keeps its own type: l ** 2 of a ulog l
+    if expr.op == "**" and type(left) is ULog:     # `l ** 2`: the exponent stays a number
         return left, right
     if is_number_literal(expr.left) and not is_number_literal(expr.right):
         left = adapt_literal(left, right, expr.left)

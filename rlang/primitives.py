@@ -148,6 +148,21 @@ _COMPLEX_FORWARD = {
 BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name))
             for name, b in BUILTINS.items()}
 
+def _pow_partials(a, b):
+    d_base = b * a ** (b - 1) if b != 0 else 0.0
+    d_exponent = a ** b * math.log(a) if isinstance(a, (int, float)) and a > 0 else 0.0
+    return d_base, d_exponent
+
+
+#: Partial derivatives (∂/∂left, ∂/∂right) of the differentiable binary operators.
+OPERATOR_PARTIALS: dict[str, Callable] = {
+    "+": lambda a, b: (1.0, 1.0),
+    "-": lambda a, b: (1.0, -1.0),
+    "*": lambda a, b: (b, a),
+    "/": lambda a, b: (1.0 / b, -a / (b * b)),
+    "**": _pow_partials,
+}
+
 #: Built-ins whose arguments are arrays or types rather than numbers.  They are
 #: evaluated by the interpreter itself; the table gives their arity (min, max).
 STRUCTURAL_BUILTINS: dict[str, tuple[int, int]] = {

@@ -1,0 +1,149 @@
+"""Reverse-mode AD by running inverses (LANGUAGE.md §9): the drivers.
+
+    rlang.gradient(m.f, args, loss="y!")     # one entry per argument
+    rlang.check_grad(m.f, args, loss="y!")   # against central finite differences
+
+The driver is short, as the design asks: run f forward; wrap every float in a GVar
+with gradient zero; set the loss view's gradient to 1; run ~f over the GVars
+(`adjoint.GradInterpreter`).  The backward run restores the inputs (arrays in
+place), so the caller's arguments are left as they were.
+
+A loss is a parameter name (`"y!"`), a position (`0`), `(name, index)` for an
+array element, or the text of a view (`"y[2]"`, `"z.re"`).  Gradients are reported
+for float, fixed, complex and ulog parameters (complex as ∂/∂re + i·∂/∂im; the
+CLI prints `[∂/∂re, ∂/∂im]`); integers and bools get None.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ast
+from .adjoint import GradInterpreter, wrap
+from .deep import run_deep
+from .errors import RlangError, RlangTypeError
+from .gvar import GVar
+from .numbers import Fixed, ULog
+from .parser import parse_expression
+from .values import format_value
+
+
+def gradient(function, args, loss) -> tuple:
+    """The gradient of the final value of `loss` with respect to the initial value of
+    every argument of `function` (an `api.Function`)."""
+    module = function.module
+    fn = module.unit.functions[function.name]
+    outputs = list(function(*args))
+    target = resolve_loss(fn, loss)
+    engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+    values = [wrap(value) for value in outputs]
+    _seed(engine, fn, values, target)
+    final = run_deep(engine.run, function.name, values, not function.inverse)
+    return tuple(_gradient_of(engine, value) for value in final)
+
+
+def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
+    """The loss as a view of one of `fn`'s parameters."""
+    names = [p.name for p in fn.params]
+    if isinstance(loss, bool):
+        raise RlangError(f"loss must name a parameter of `{fn.name}`, got {loss!r}")
+    if isinstance(loss, int):
+        if not 0 <= loss < len(names):
+            raise RlangError(f"loss position {loss} is not a parameter of `{fn.name}` "
+                             f"(it has {len(names)})")
+        return ast.Name(names[loss])
+    if isinstance(loss, tuple) and len(loss) == 2:
+        name, index = loss
+        index = index if isinstance(index, tuple) else (index,)
+        view = ast.Index(ast.Name(name), tuple(ast.IntLit(int(i)) for i in index))
+    elif isinstance(loss, str):
+        view = parse_expression(loss, "<loss>")
+    else:
+        raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
+    root = ast.view_root(view)
+    if not ast.is_view(view) or root is None:
+        raise RlangError(f"loss {loss!r} is not a view (a name, `name[i]` or `name.re`)")
+    if root.id not in names:
+        raise RlangError(f"loss {loss!r}: `{root.id}` is not a parameter of `{fn.name}`; "
+                         f"its parameters are {', '.join(names)}")
+    return view
+
+
+def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
+    env = dict(zip((p.name for p in fn.params), values))
+    ref = engine.evaluator.ref(view, env)
+    value = engine.value(ref)
+    if isinstance(value, (np.ndarray,)) or not (isinstance(value, (float, complex, Fixed))
+                                                and not isinstance(value, bool)):
+        raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed or complex "
+                             f"scalar, got {format_value(value)}")
+    engine.set_grad(ref, 1.0)
+    for i, param in enumerate(fn.params):
+        values[i] = env[param.name]
+
+
+def _text(view) -> str:
+    from .printer import format_expr
+    return format_expr(view)
+
+
+def _gradient_of(engine: GradInterpreter, value):
+    if type(value) is GVar:
+        if isinstance(value.x, complex):
+            return complex(value.g)
+        return float(value.g.real if isinstance(value.g, complex) else value.g)
+    if isinstance(value, ULog):
+        return None
+    if isinstance(value, np.ndarray):
+        grad = engine.grads.of(value)
+        return None if grad is None else grad.copy()
+    return None
+
+
+def check_grad(function, args, loss, step: float = 1e-6, rtol: float = 1e-4,
+               atol: float = 1e-6) -> bool:
+    """Compare `gradient` with central finite differences of the loss, for every float
+    input (array elements one by one).  The state is restored between evaluations by
+    running the inverse, not by copying.  Returns True when they agree; raises an
+    RlangError naming the first input where they do not."""
+    grads = gradient(function, args, loss)
+    fn = function.module.unit.functions[function.name]
+    view = resolve_loss(fn, loss)
+    for position, (arg, grad) in enumerate(zip(args, grads)):
+        if grad is None:
+            continue
+        for index in (np.ndindex(np.shape(arg)) if isinstance(arg, np.ndarray) else [None]):
+            numeric = _central_difference(function, args, view, position, index, step)
+            analytic = grad[index] if index is not None else grad
+            if isinstance(analytic, complex):
+                analytic = analytic.real
+            if abs(numeric - analytic) > atol + rtol * abs(numeric):
+                where = fn.params[position].name + ("" if index is None else str(list(index)))
+                raise RlangError(f"gradient check failed at `{where}`: analytic "
+                                 f"{analytic!r}, finite difference {numeric!r}")
+    return True
+
+
+def _central_difference(function, args, view, position, index, step) -> float:
+    values = []
+    for delta in (step, -step):
+        shifted = list(args)
+        if index is None:
+            shifted[position] = args[position] + delta
+        else:
+            shifted[position] = args[position]
+            shifted[position][index] += delta
+        outputs = function(*shifted)
+        values.append(_loss_value(function, outputs, view))
+        (~function)(*outputs)                   # restore the state by running backward
+        if index is not None:
+            shifted[position][index] -= delta
+    return (values[0] - values[1]) / (2 * step)
+
+
+def _loss_value(function, outputs, view) -> float:
+    from .evaluate import Evaluator
+
+    fn = function.module.unit.functions[function.name]
+    env = dict(zip((p.name for p in fn.params), outputs))
+    value = Evaluator({}).eval(view, env)
+    return float(value.real if isinstance(value, complex) else value)
