@@ -22,7 +22,7 @@ from .adjoint import GradInterpreter, wrap
 from .deep import run_deep
 from .errors import RlangError, RlangTypeError
 from .gvar import GVar
-from .numbers import Fixed, ULog
+from .numbers import Fixed, FixedArray, ULog
 from .parser import parse_expression
 from .values import format_value
 
@@ -147,3 +147,50 @@ def _loss_value(function, outputs, view) -> float:
     env = dict(zip((p.name for p in fn.params), outputs))
     value = Evaluator({}).eval(view, env)
     return float(value.real if isinstance(value, complex) else value)
+
+
+def jacobian(function, args, inputs=None, outputs=None) -> np.ndarray:
+    """∂(outputs)/∂(inputs) at `args` as a matrix: one row per output scalar, one column
+    per input scalar, arrays flattened in C order.  `inputs` and `outputs` are
+    parameter names (or positions); by default every float parameter.  Each row is
+    one gradient run (reverse mode: one backward pass per output)."""
+    fn = function.module.unit.functions[function.name]
+    names = [p.name for p in fn.params]
+    float_params = [n for n, value in zip(names, args) if _differentiable(value)]
+    inputs = _param_names(fn, inputs, float_params)
+    outputs = _param_names(fn, outputs, float_params)
+    rows = []
+    for name in outputs:
+        position = names.index(name)
+        shape = np.shape(args[position])
+        for index in (np.ndindex(shape) if shape else [None]):
+            loss = name if index is None else (name, index)
+            grads = gradient(function, args, loss)
+            rows.append(np.concatenate([
+                np.ravel(np.real(grads[names.index(i)])) if grads[names.index(i)] is not None
+                else np.zeros(np.size(args[names.index(i)])) for i in inputs]))
+    return np.array(rows)
+
+
+def _differentiable(value) -> bool:
+    """Whether a parameter value has a gradient: floats, fixed and complex numbers
+    and arrays of them."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" or isinstance(value, FixedArray)
+    if isinstance(value, (list, tuple)):
+        return _differentiable(np.asarray(value))
+    return isinstance(value, (float, complex, Fixed)) and not isinstance(value, bool)
+
+
+def _param_names(fn, chosen, default) -> list:
+    names = [p.name for p in fn.params]
+    if chosen is None:
+        return list(default)
+    chosen = [chosen] if isinstance(chosen, (str, int)) else list(chosen)
+    result = []
+    for item in chosen:
+        name = names[item] if isinstance(item, int) and 0 <= item < len(names) else item
+        if name not in names:
+            raise RlangError(f"`{item}` is not a parameter of `{fn.name}`")
+        result.append(name)
+    return result
