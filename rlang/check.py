@@ -40,6 +40,7 @@ from .ast import (Alloc, Annotated, ArrayLit, Binary, Block, BoolLit, Call, Call
                   Zeros, is_view, view_root)
 from .analysis import written_params
 from .errors import CheckError, CheckErrors
+from .evaluate import is_number_literal
 from .invert import invert_body
 from .printer import format_expr as _src, format_type
 from .span import NO_SPAN, Span
@@ -209,6 +210,7 @@ def _check_stmt(ctx: _Ctx, stmt) -> None:
             _bind_ancilla(ctx, stmt.name, _infer(stmt.value, ctx.env), stmt.span)
         case Dealloc():
             _read(ctx, stmt.value, alloc_value=True)
+            _check_dealloc_literal(ctx, stmt)
             _unbind_ancilla(ctx, stmt.name, stmt.span)
         case Zeros():
             _check_zeros(ctx, stmt)
@@ -454,6 +456,23 @@ def _unbind_ancilla(ctx: _Ctx, name: str, span: Span) -> None:
     else:
         del ctx.env[name]
         ctx.freed[name] = span
+
+
+#: Types a bare number literal does not have: deallocating such an ancilla with a
+#: literal would, run backward, allocate it with the literal's type instead.
+_TYPES_WITHOUT_LITERALS = ("fixed", "ulog", "f32", "i32", "complex")
+
+
+def _check_dealloc_literal(ctx: _Ctx, stmt: Dealloc) -> None:
+    binding = ctx.env.get(stmt.name)
+    known = binding.type if binding is not None else None
+    if known is None or known.ndim or known.is_stack or \
+            known.scalar not in _TYPES_WITHOUT_LITERALS or not is_number_literal(stmt.value):
+        return
+    ctx.error(f"`{stmt.name}` is {known.scalar}, but it is deallocated with the literal "
+              f"`{_src(stmt.value)}`", stmt.value.span,
+              f"run backward this allocates `{stmt.name}`, so write the value in its type: "
+              f"`{stmt.name} → {known.scalar}({_src(stmt.value)})`")
 
 
 def _backward_note(ctx: _Ctx) -> str:

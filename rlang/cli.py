@@ -29,7 +29,7 @@ from .invert import invert_program
 from .loader import load_unit
 from .parser import parse_expression
 from .printer import format_program
-from .values import format_value, to_json
+from .values import array_to_nested, format_value, to_json
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -211,6 +211,8 @@ def parse_argument(text: str, position: int):
         raise RlangError(f"argument {position} ({text!r}) is not a literal; write numbers, "
                          "true/false, arrays like [1.0, 2.0] or complex numbers like 1.0+2.0im")
     value = Evaluator({}).eval(expr, {})
+    if isinstance(value, np.ndarray):   # the parameter's declared type decides the dtype
+        return array_to_nested(value)
     return value
 
 

@@ -21,7 +21,7 @@ from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
 from .gvar import GVar, value_of
 from .numbers import F32, I32, Fixed, ULog
-from .values import (I64_MAX, Stack, a_type, array_from_nested, make_array, one_of, read_element,
+from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array, one_of, read_element,
                      scalar_type, summarize, type_name, wrap_i64, write_element, zero_of)
 
 
@@ -138,8 +138,8 @@ class Evaluator:
             base = self.ref(view.base, env)
             value = value_of(base.get())
             if not isinstance(value, complex):
-                raise RlangTypeError(f"`.{view.name}` needs a complex value, got a "
-                                     f"{type_name(value)}", view.span)
+                raise RlangTypeError(f"`.{view.name}` needs a complex value, got "
+                                     f"{a_type(value)}", view.span)
             return FieldRef(base, view.name, view_text(view))
         raise RlangTypeError("only a variable, an array element or a field can be updated",
                              getattr(view, "span", None))
@@ -199,16 +199,29 @@ class Evaluator:
         array = self._array_of(expr.base, env)
         index = self.indices(expr, array, env)
         watched = self.watched
-        if watched is not None and isinstance(watched, ElemRef) and watched.array is array \
-                and watched.index == index:
-            raise _alias_error(watched, expr)
+        if watched is not None:
+            element = watched.base if type(watched) is FieldRef else watched
+            if type(element) is ElemRef and element.array is array and element.index == index:
+                raise _alias_error(watched, expr)
         return read_element(array, index)
 
     def _field(self, expr: ast.Field, env):
-        value = self.eval(expr.base, env)
+        watched = self.watched
+        if type(watched) is FieldRef and ast.is_view(expr.base):
+            # a field target conflicts only with the same field of the same value
+            self.watched = None
+            try:
+                base = self.ref(expr.base, env)
+                value = value_of(base.get())
+            finally:
+                self.watched = watched
+            if watched.field == expr.name and watched.base.overlaps(base):
+                raise _alias_error(watched, expr)
+        else:
+            value = self.eval(expr.base, env)
         if not isinstance(value, complex):
-            raise RlangTypeError(f"`.{expr.name}` needs a complex value, got a "
-                                 f"{type_name(value)}", expr.span)
+            raise RlangTypeError(f"`.{expr.name}` needs a complex value, got "
+                                 f"{a_type(value)}", expr.span)
         return value.real if expr.name == "re" else value.imag
 
     def _unary(self, expr: ast.Unary, env):
@@ -237,9 +250,10 @@ class Evaluator:
 
     def _array(self, expr: ast.ArrayLit, env):
         items = [self.eval(item, env) for item in expr.items]
-        nested = [item.tolist() if isinstance(item, np.ndarray) else item for item in items]
+        nested = [array_to_nested(item) if isinstance(item, np.ndarray) else item
+                  for item in items]
         for item in items:
-            if not isinstance(item, (bool, int, float, complex, np.ndarray)):
+            if not isinstance(item, (bool, int, float, complex, Fixed, ULog, np.ndarray)):
                 raise RlangTypeError(f"an array literal cannot hold {a_type(item)}",
                                      expr.span)
         shapes = {np.shape(item) for item in nested}
@@ -248,7 +262,7 @@ class Evaluator:
                                  f"got {', '.join(str(s) for s in sorted(shapes))}", expr.span)
         try:
             return array_from_nested(nested)
-        except (ValueError, OverflowError) as error:
+        except (ValueError, OverflowError, TypeError) as error:
             raise RlangTypeError(f"invalid array literal: {error}", expr.span) from None
 
     def _call(self, expr: ast.Call, env):
@@ -297,6 +311,8 @@ def adapt_literal(value, other, node):
     kind = type(other)
     try:
         if kind is I32 and type(value) is int:
+            if not -(1 << 31) <= value < (1 << 31):
+                raise ValueError(f"{value} is out of the range of i32")
             return I32(value)
         if kind is F32 and type(value) in (int, float):
             return F32(value)

@@ -124,8 +124,8 @@ def _hadamard(interp, stmt, env, refs):
 def _stack_of(ref, stmt) -> Stack:
     stack = ref.get()
     if not isinstance(stack, Stack):
-        raise RlangTypeError(f"{stmt.name} needs a stack as its first operand, got a "
-                             f"{type_name(stack)}", stmt.span)
+        raise RlangTypeError(f"{stmt.name} needs a stack as its first operand, got "
+                             f"{a_type(stack)}", stmt.span)
     return stack
 
 

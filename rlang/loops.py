@@ -11,14 +11,14 @@ from __future__ import annotations
 from . import ast
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .printer import format_expr
-from .values import summarize, type_name
+from .values import a_type, summarize
 
 
 def _bound(interp, expr, env, what):
     value = interp.evaluator.eval(expr, env)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RlangTypeError(f"the {what} of a `for` range must be an integer, got a "
-                             f"{type_name(value)} {summarize(value)}", expr.span)
+        raise RlangTypeError(f"the {what} of a `for` range must be an integer, got "
+                             f"{a_type(value)} {summarize(value)}", expr.span)
     return value
 
 

@@ -18,11 +18,15 @@ rounds the same way.  Conversion to a float is exact while |value| < 2^10.
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 
 FRACTION_BITS = 43
 ONE_RAW = 1 << FRACTION_BITS
+#: fixed holds values in [-2^20, 2^20); conversions outside it are errors (arithmetic
+#: that leaves it wraps, like i64).
+FIXED_LIMIT = 1 << (63 - FRACTION_BITS)
 _MASK64 = (1 << 64) - 1
 _MASK32 = (1 << 32) - 1
 
@@ -46,6 +50,19 @@ def round_half_even_div(numerator: int, denominator: int) -> int:
     return quotient
 
 
+_LOG2 = math.log(2.0)
+_F32_PACKER = struct.Struct("f")
+
+
+def round_to_f32(x: float) -> float:
+    """x rounded to IEEE single precision (overflow gives ±inf, without warnings)."""
+    try:
+        return _F32_PACKER.unpack(_F32_PACKER.pack(x))[0]
+    except OverflowError:
+        with np.errstate(over="ignore"):
+            return float(np.float32(x))
+
+
 class I32(int):
     """An i32 value."""
 
@@ -64,7 +81,7 @@ class F32(float):
     __slots__ = ()
 
     def __new__(cls, value=0.0):
-        return super().__new__(cls, float(np.float32(value)))
+        return super().__new__(cls, round_to_f32(float(value)))
 
     def __repr__(self):
         return f"F32({float(self)!r})"
@@ -84,13 +101,17 @@ class Fixed:
         if isinstance(value, Fixed):
             return value
         if isinstance(value, (bool, int)):
+            if not -FIXED_LIMIT <= value < FIXED_LIMIT:
+                raise ValueError(f"fixed({value}): out of the range of fixed (|x| < 2^20)")
             return cls(int(value) << FRACTION_BITS)
         value = float(value)
         if not math.isfinite(value):
             raise ValueError(f"fixed({value}): not a finite number")
+        if not -FIXED_LIMIT <= value < FIXED_LIMIT:
+            raise ValueError(f"fixed({value!r}): out of the range of fixed (|x| < 2^20 ≈ "
+                             "1.05e6)")
         # value * 2^43 is exact in binary floating point, so only the rounding remains
-        scaled = value * ONE_RAW
-        return cls(int(round(scaled)) if abs(scaled) < 2.0 ** 120 else int(scaled))
+        return cls(round(value * ONE_RAW))
 
     def __float__(self) -> float:
         return self.raw / ONE_RAW
@@ -183,7 +204,8 @@ class ULog:
             return ULog(a)
         if a == b:
             return ULog(-math.inf)
-        return ULog(a + math.log1p(-math.exp(b - a)))
+        d = b - a       # < 0; each form is precise on its side of -log 2
+        return ULog(a + (math.log(-math.expm1(d)) if d > -_LOG2 else math.log1p(-math.exp(d))))
 
 
 class FixedArray(np.ndarray):

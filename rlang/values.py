@@ -102,7 +102,8 @@ def a_type(value) -> str:
 
 def with_article(name: str) -> str:
     """A type name with its indefinite article, as it is read aloud ("an f64")."""
-    return f"an {name}" if name[0] in "aefio" else f"a {name}"
+    vowel_sound = name[0] in "aeio" or (name[0] == "f" and name[1:2].isdigit())
+    return f"an {name}" if vowel_sound else f"a {name}"
 
 
 def scalar_type(value) -> str | None:
@@ -248,7 +249,9 @@ _HOST_CONVERSIONS = {
     ("i64", "i32"): int,
     ("complex", "i64"): complex, ("complex", "f64"): complex, ("complex", "f32"): complex,
     ("fixed", "i64"): Fixed.from_value, ("fixed", "f64"): Fixed.from_value,
+    ("fixed", "i32"): Fixed.from_value, ("fixed", "f32"): Fixed.from_value,
     ("ulog", "i64"): ULog.from_value, ("ulog", "f64"): ULog.from_value,
+    ("ulog", "i32"): ULog.from_value, ("ulog", "f32"): ULog.from_value,
     ("ulog", "fixed"): ULog.from_value,
 }
 
@@ -324,6 +327,14 @@ def _to_scalar(item, scalar: str):
     return complex(item)
 
 
+def array_to_nested(array: np.ndarray):
+    """An array as nested lists of rev scalars (the inverse of array_from_nested)."""
+    if array.ndim == 0:
+        return read_element(array, ())
+    return [array_to_nested(array[i]) if array.ndim > 1 else read_element(array, (i,))
+            for i in range(array.shape[0])]
+
+
 def _flatten(items):
     for item in items:
         if isinstance(item, (list, tuple)):
@@ -344,11 +355,18 @@ def format_float(x: float) -> str:
 
 
 def format_f32(x: float) -> str:
-    """Shortest text that reads back as the same single-precision value."""
+    """Shortest text that reads back as the same single-precision value, in the style
+    of f64's (`0.1`, `1000000.0`, `1e-05`, `1.5e20`)."""
     if not math.isfinite(x):
         return format_float(x)
-    text = str(np.float32(x))
-    return text.replace("e+", "e") if ("." in text or "e" in text) else text + ".0"
+    digits = np.format_float_scientific(np.float32(x), unique=True, trim="-")
+    mantissa, exponent = digits.split("e")
+    power = int(exponent)
+    if -4 <= power < 16:
+        return format_float(float(np.format_float_positional(np.float32(x), unique=True,
+                                                             trim="-")))
+    sign = "-" if power < 0 else ""
+    return f"{mantissa}e{sign}{abs(power):02d}"     # Python's style: 1e-05, 1.5e20
 
 
 def format_value(value) -> str:
@@ -396,6 +414,8 @@ def to_json(value):
     "nan" (the rev literals)."""
     if isinstance(value, (Fixed, ULog)):
         value = float(value)
+    if isinstance(value, F32):
+        return float(format_f32(value)) if math.isfinite(value) else format_float(value)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else format_float(value)
     if isinstance(value, (bool, int)):

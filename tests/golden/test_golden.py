@@ -27,8 +27,7 @@ and the tests write the golden files (.err/.out/.inv) instead of comparing them.
 Then read every changed file by eye (`git diff tests/golden`) before committing: the
 point of these files is that a person has judged each message to be right.
 
-Known bugs of rlang are listed in KNOWN_PROBLEMS below (and explained in
-tests/golden/PROBLEMS.md).  Those cases have no golden file, since the current text
+Known bugs of rlang are listed in KNOWN_PROBLEMS below, each with its reason.  Those cases have no golden file, since the current text
 is wrong; they are strict xfails that assert what the fixed behaviour must look
 like, so they start failing (XPASS) once the bug is fixed: then remove the entry,
 regenerate, review, and commit the new golden file.
@@ -102,7 +101,7 @@ def _strict_json(proc) -> bool:
 
 #: case id ("errors/NAME", "outputs/NAME", "inverse/NAME") -> (reason, fixed), where
 #: `fixed(proc)` says whether the output looks the way it will once the bug is fixed
-#: (on top of the checks every case of its kind gets).  See PROBLEMS.md.
+#: (on top of the checks every case of its kind gets).
 KNOWN_PROBLEMS: dict[str, tuple[str, Callable]] = {
 }
 
