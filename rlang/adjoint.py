@@ -131,18 +131,7 @@ class GradInterpreter(Interpreter):
         ev = self.evaluator
         ref = ev.ref(stmt.target, env)
         old = self.value(ref)
-        if self.invcheck:
-            ev.watched = ref
-            try:
-                rhs = ev.eval(stmt.value, env)
-            finally:
-                ev.watched = None
-        else:
-            rhs = ev.eval(stmt.value, env)
-        if is_number_literal(stmt.value):
-            rhs = adapt_literal(rhs, old, stmt.value)
-        if isinstance(old, (np.ndarray, Stack)):
-            raise RlangTypeError(f"`{stmt.op}` updates scalars", stmt.target.span)
+        rhs = self.update_value(stmt, ref, old, env)
         self.set_value(ref, ops.accumulate(stmt.op, old, rhs, stmt.span, ref.text))
         if stmt.op in ("+=", "-="):
             grad = self.grad_of(ref)

@@ -11,7 +11,6 @@ is not read by its right-hand side" (LANGUAGE.md §5), for `a[i] += a[j]`, i == 
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -21,8 +20,8 @@ from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
 from .gvar import GVar, value_of
 from .numbers import F32, I32, Fixed, ULog
-from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array, one_of, read_element,
-                     scalar_type, summarize, type_name, wrap_i64, write_element, zero_of)
+from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array,
+                     one_of, read_element, summarize, type_name, write_element, zero_of)
 
 
 class Ref:
@@ -238,7 +237,8 @@ class Evaluator:
     def _binary(self, expr: ast.Binary, env):
         op = expr.op
         if op in ("&&", "||"):
-            left = ops.truth(self.eval(expr.left, env), f"the left operand of `{op}`", expr.left.span)
+            left = ops.truth(self.eval(expr.left, env), f"the left operand of `{op}`",
+                             expr.left.span)
             if left == (op == "||"):
                 return left
             return ops.truth(self.eval(expr.right, env), f"the right operand of `{op}`",

@@ -29,7 +29,7 @@ from .invert import invert_body
 from .loops import execute_for
 from .printer import format_expr, format_type
 from .safe import execute_safe
-from .values import a_type, scalar_type, with_article, Stack, conform, summarize, type_name, zero_of
+from .values import Stack, a_type, conform, scalar_type, summarize, with_article, zero_of
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -175,9 +175,15 @@ class Interpreter:
                 self._stmt[kind](stmt, env)
 
     def _update(self, stmt: ast.Update, env):
-        ev = self.evaluator
-        ref = ev.ref(stmt.target, env)
+        ref = self.evaluator.ref(stmt.target, env)
         old = ref.get()
+        ref.set(ops.accumulate(stmt.op, old, self.update_value(stmt, ref, old, env),
+                               stmt.span, ref.text))
+
+    def update_value(self, stmt: ast.Update, ref, old, env):
+        """The right-hand side of an update of `ref` (holding `old`): evaluated while
+        the target is watched (invcheck on), a literal adopting the target's type."""
+        ev = self.evaluator
         if self.invcheck:
             ev.watched = ref
             try:
@@ -189,9 +195,9 @@ class Interpreter:
         if is_number_literal(stmt.value):
             rhs = adapt_literal(rhs, old, stmt.value)
         if isinstance(old, (np.ndarray, Stack)):
-            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{ref.text}` is a "
-                                 f"{type_name(old)} (loop over its elements)", stmt.target.span)
-        ref.set(ops.accumulate(stmt.op, old, rhs, stmt.span, ref.text))
+            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{ref.text}` is "
+                                 f"{a_type(old)} (loop over its elements)", stmt.target.span)
+        return rhs
 
     def _instr(self, stmt: ast.Instr, env):
         execute_instruction(self, stmt, env)
