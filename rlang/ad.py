@@ -15,16 +15,18 @@ CLI prints `[∂/∂re, ∂/∂im]`); integers and bools get None.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import ast
 from .adjoint import GradInterpreter, wrap
 from .deep import run_deep
 from .errors import RlangError, RlangTypeError
-from .gvar import GVar
-from .numbers import Fixed, FixedArray, ULog
+from .gvar import GVar, value_of
+from .numbers import Fixed, FixedArray, ULog, ULogArray
 from .parser import parse_expression
-from .values import format_value
+from .values import Stack, format_value
 
 
 def gradient(function, args, loss) -> tuple:
@@ -38,6 +40,9 @@ def gradient(function, args, loss) -> tuple:
     values = [wrap(value) for value in outputs]
     _seed(engine, fn, values, target)
     final = run_deep(engine.run, function.name, values, not function.inverse)
+    for value in final:
+        if isinstance(value, Stack):    # give the caller's stacks back their plain values
+            value.items[:] = [value_of(item) for item in value.items]
     return tuple(_gradient_of(engine, value) for value in final)
 
 
@@ -60,6 +65,8 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
     else:
         raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
     root = ast.view_root(view)
+    if isinstance(view, ast.Field) and view.name not in ("re", "im"):
+        raise RlangError(f"loss {loss!r}: a complex number has the fields .re and .im")
     if not ast.is_view(view) or root is None:
         raise RlangError(f"loss {loss!r} is not a view (a name, `name[i]` or `name.re`)")
     if root.id not in names:
@@ -72,11 +79,11 @@ def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
     env = dict(zip((p.name for p in fn.params), values))
     ref = engine.evaluator.ref(view, env)
     value = engine.value(ref)
-    if isinstance(value, (np.ndarray,)) or not (isinstance(value, (float, complex, Fixed))
-                                                and not isinstance(value, bool)):
-        raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed or complex "
-                             f"scalar, got {format_value(value)}")
-    engine.set_grad(ref, 1.0)
+    if isinstance(value, np.ndarray) or not (isinstance(value, (float, complex, Fixed, ULog))
+                                             and not isinstance(value, bool)):
+        raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed, complex or "
+                             f"ulog scalar, got {format_value(value)}")
+    engine.set_grad(ref, float(value) if isinstance(value, ULog) else 1.0)
     for i, param in enumerate(fn.params):
         values[i] = env[param.name]
 
@@ -90,11 +97,15 @@ def _gradient_of(engine: GradInterpreter, value):
     if type(value) is GVar:
         if isinstance(value.x, complex):
             return complex(value.g)
-        return float(value.g.real if isinstance(value.g, complex) else value.g)
-    if isinstance(value, ULog):
-        return None
+        grad = float(value.g.real if isinstance(value.g, complex) else value.g)
+        if isinstance(value.x, ULog):           # ∂L/∂x = ∂L/∂ℓ · e^(−ℓ)
+            return grad * math.exp(-value.x.log) if value.x.log > -math.inf else math.nan
+        return grad
     if isinstance(value, np.ndarray):
         grad = engine.grads.of(value)
+        if grad is not None and isinstance(value, ULogArray):
+            with np.errstate(over="ignore", invalid="ignore"):
+                return grad * np.exp(-np.asarray(value, dtype=np.float64))
         return None if grad is None else grad.copy()
     return None
 
@@ -128,7 +139,9 @@ def _central_difference(function, args, view, position, index, step) -> float:
     for delta in (step, -step):
         shifted = list(args)
         if index is None:
-            shifted[position] = args[position] + delta
+            arg = args[position]
+            shifted[position] = Fixed.from_value(float(arg) + delta) if isinstance(arg, Fixed) \
+                else arg + delta
         else:
             shifted[position] = args[position]
             shifted[position][index] += delta

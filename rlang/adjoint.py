@@ -39,16 +39,18 @@ from .evaluate import ElemRef, FieldRef, VarRef, adapt_literal, is_number_litera
 from .checks import check_dealloc
 from .gvar import GVar, Gradients, backprop, carries_gradient, value_of
 from .interp import Interpreter
-from .numbers import Fixed
+from .numbers import Fixed, ULog
 from .primitives import INSTRUCTION_TABLE
 from .values import Stack, conform, zero_of
 
 
 def wrap(value, grad=0.0):
-    """A value as the gradient run holds it: float scalars become GVars."""
+    """A value as the gradient run holds it: float, complex, fixed and ulog scalars
+    become GVars (a ulog's gradient is ∂L/∂log, see gvar's Note [Gradients of ulog
+    values])."""
     if type(value) is GVar:
         return value
-    if carries_gradient(value) or isinstance(value, Fixed):
+    if carries_gradient(value):
         return GVar(value, grad)
     return value
 
@@ -97,16 +99,20 @@ class GradInterpreter(Interpreter):
                 array_grad[ref.index] = grad
         else:
             base = complex(self.grad_of(ref.base))
-            self.set_grad(ref.base, complex(grad, base.imag) if ref.field == "re"
-                          else complex(base.real, grad))
+            part = grad.real if isinstance(grad, complex) else grad
+            self.set_grad(ref.base, complex(part, base.imag) if ref.field == "re"
+                          else complex(base.real, part))
 
     def add_gradient(self, ref, amount) -> None:
         """Add `amount` to the gradient of a view (nothing for integer views)."""
         if isinstance(ref, VarRef) and isinstance(ref.env[ref.name], np.ndarray):
             return          # whole arrays are read only through their elements
         current = self.grad_of(ref)
-        if current is not None:
-            self.set_grad(ref, current + amount)
+        if current is None:
+            return
+        if isinstance(amount, complex) and not isinstance(self.value(ref), complex):
+            amount = amount.real        # a real view: ∂L/∂x is the real part
+        self.set_grad(ref, current + amount)
 
     def value(self, ref):
         if isinstance(ref, FieldRef):
@@ -133,11 +139,15 @@ class GradInterpreter(Interpreter):
         old = self.value(ref)
         rhs = self.update_value(stmt, ref, old, env)
         self.set_value(ref, ops.accumulate(stmt.op, old, rhs, stmt.span, ref.text))
-        if stmt.op in ("+=", "-="):
-            grad = self.grad_of(ref)
-            if grad != 0:
-                sign = 1.0 if stmt.op == "-=" else -1.0
-                backprop(ev, stmt.value, env, sign * grad, self)
+        if stmt.op == "^=":
+            return
+        grad = self.grad_of(ref)
+        if grad == 0:
+            return
+        sign = 1.0 if stmt.op in ("-=", "/=") else -1.0     # executed inverse of += / *=
+        if stmt.op in ("*=", "/=") and type(rhs) is not ULog:
+            grad = grad / float(rhs)    # log-space: ℓ ± log r, ∂/∂r = 1/r
+        backprop(ev, stmt.value, env, sign * grad, self)
 
     # ------------------------------------------------------------ instructions
     def _instr_adjoint(self, stmt: ast.Instr, env):
@@ -267,9 +277,14 @@ class GradInterpreter(Interpreter):
         del env[stmt.name]
 
     def _backprop_array_copy(self, array, expr, env):
-        """`a ← b` copied an array: its gradient flows back to b."""
+        """`a ← b` copied an array, `a ← [x, y]` built one: the gradient flows back."""
         grad = self.grads.of(array)
-        if grad is None or not isinstance(expr, ast.Name) or expr.id not in env:
+        if grad is None:
+            return
+        if isinstance(expr, ast.ArrayLit):
+            self._backprop_array_literal(expr, grad, env)
+            return
+        if not isinstance(expr, ast.Name) or expr.id not in env:
             return
         source = env[expr.id]
         if isinstance(source, np.ndarray):
@@ -277,7 +292,19 @@ class GradInterpreter(Interpreter):
             if source_grad is not None:
                 source_grad += grad
 
+    def _backprop_array_literal(self, literal: ast.ArrayLit, grad, env):
+        for i, item in enumerate(literal.items):
+            if isinstance(item, ast.ArrayLit):
+                self._backprop_array_literal(item, grad[i], env)
+            else:
+                backprop(self.evaluator, item, env, grad[i].item() if np.ndim(grad[i]) == 0
+                         else grad[i], self)
+
     def _zeros_adjoint(self, stmt: ast.Zeros, env):
+        if stmt.inverse:
+            for name in stmt.names:
+                if name in env:
+                    env[name] = value_of(env[name])     # a freed ancilla's gradient drops
         super()._zeros(stmt, env)
         if not stmt.inverse:
             for name in stmt.names:
@@ -304,15 +331,18 @@ class GradInterpreter(Interpreter):
                 self._bind(fn, param, value_of(value), False, stmt.span)   # raises
             callee_env[param.name] = value
         self._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
-        for param, ref, arg in zip(fn.params, refs, stmt.args):
+        written = self.written.get(fn.name, frozenset())
+        for position, (param, ref, arg, old) in enumerate(zip(fn.params, refs, stmt.args,
+                                                              values)):
             new = callee_env[param.name]
+            if isinstance(new, (np.ndarray, Stack)):
+                continue                        # shared by reference
             if ref is None:
                 if type(new) is GVar and new.g != 0:
                     backprop(ev, arg, env, new.g, self)
-            elif isinstance(ref, VarRef):
-                if not isinstance(new, (np.ndarray, Stack)):
-                    ref.env[ref.name] = new
-            else:
+            elif position in written:           # written views may not alias: set
                 self.set_value(ref, value_of(new))
                 self.set_grad(ref, new.g if type(new) is GVar else 0.0)
+            elif type(new) is GVar:             # read-only views may repeat: add
+                self.add_gradient(ref, new.g - (old.g if type(old) is GVar else 0.0))
 

@@ -14,6 +14,8 @@ derivatives come from the primitive registry (`primitives.BUILTINS[...].partials
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import ast
@@ -41,8 +43,8 @@ def value_of(value):
 
 
 def carries_gradient(value) -> bool:
-    """Floats and complex numbers have gradients; integers and bools do not."""
-    return isinstance(value, (float, complex)) and not isinstance(value, bool)
+    """Floats, complex, fixed and ulog numbers have gradients; integers and bools not."""
+    return isinstance(value, (float, complex, Fixed, ULog)) and not isinstance(value, bool)
 
 
 class Gradients:
@@ -74,11 +76,16 @@ def backprop(evaluator, expr, env: dict, seed, sink) -> None:
         return
     kind = type(expr)
     if kind in (ast.Name, ast.Index, ast.Field):
-        sink.add_gradient(evaluator.ref(expr, env), seed)
+        root = ast.view_root(expr)
+        if root is not None and root.id in env:     # constants have no gradient
+            sink.add_gradient(evaluator.ref(expr, env), seed)
     elif kind is ast.Binary:
         if expr.op in OPERATOR_PARTIALS:
             left = evaluator.eval(expr.left, env)
             right = evaluator.eval(expr.right, env)
+            if type(left) is ULog or type(right) is ULog:
+                _backprop_ulog_binary(evaluator, expr, env, seed, sink, left, right)
+                return
             d_left, d_right = OPERATOR_PARTIALS[expr.op](_number(left), _number(right))
             backprop(evaluator, expr.left, env, seed * _conj(d_left), sink)
             backprop(evaluator, expr.right, env, seed * _conj(d_right), sink)
@@ -100,8 +107,81 @@ def _conj(partial):
     return partial.conjugate() if isinstance(partial, complex) else partial
 
 
+def _real(seed):
+    return seed.real if isinstance(seed, complex) else seed
+
+
+#: Gradient rules of the complex built-ins that are not holomorphic: given z and the
+#: gradient of the result, the gradient of z (as ∂L/∂re + i·∂L/∂im).
+_NON_HOLOMORPHIC = {
+    "abs": lambda z, g: _real(g) * z / abs(z) if z != 0 else 0j,
+    "abs2": lambda z, g: _real(g) * 2 * z,
+    "angle": lambda z, g: _real(g) * 1j * z / (abs(z) ** 2) if z != 0 else 0j,
+    "real": lambda z, g: complex(_real(g), 0.0),
+    "imag": lambda z, g: complex(0.0, _real(g)),
+    "conj": lambda z, g: complex(g).conjugate(),
+}
+
+
+# Note [Gradients of ulog values]
+# A ulog holds ℓ = log x, and its gradient is kept in log space, ∂L/∂ℓ: products and
+# quotients of ulogs are then sums and differences, whose adjoints are plain.  So a
+# seed sent into an expression whose value is a ulog is a log-space seed.  Where a
+# ulog meets real numbers the chain rule converts: x = e^ℓ gives ∂L/∂ℓ = x·∂L/∂x
+# (`f64(l)`, `sin(l)`), and `ulog(r)` gives ∂L/∂r = ∂L/∂ℓ / r.  The drivers report
+# ∂L/∂x = ∂L/∂ℓ / x for ulog parameters.
+
+def _backprop_ulog_binary(evaluator, expr, env, seed, sink, left, right) -> None:
+    """Log-space adjoints of `* / + -` and `**` with a ulog operand."""
+    op = expr.op
+    if op == "**":                      # ℓ = ℓa · y
+        backprop(evaluator, expr.left, env, seed * float(_number(right)), sink)
+        backprop(evaluator, expr.right, env, seed * left.log, sink)
+        return
+    a = left if type(left) is ULog else ULog.from_value(left)
+    b = right if type(right) is ULog else ULog.from_value(right)
+    if op == "*":
+        d_left, d_right = 1.0, 1.0
+    elif op == "/":
+        d_left, d_right = 1.0, -1.0
+    else:                               # + and -: weights e^(ℓa−ℓ), ±e^(ℓb−ℓ)
+        result = a.add(b) if op == "+" else a.sub(b)
+        d_left = math.exp(a.log - result.log) if a.log > -math.inf else 0.0
+        d_right = math.exp(b.log - result.log) if b.log > -math.inf else 0.0
+        d_right = d_right if op == "+" else -d_right
+    for operand, value, partial in ((expr.left, left, d_left), (expr.right, right, d_right)):
+        if type(value) is ULog:         # a literal operand was a constant
+            backprop(evaluator, operand, env, seed * partial, sink)
+
+
+def _backprop_ulog_call(evaluator, expr: ast.Call, env, seed, sink, value) -> bool:
+    """Calls whose argument is a ulog; True when handled."""
+    name = expr.func
+    if name == "log":                   # log(l) = ℓ, exactly
+        backprop(evaluator, expr.args[0], env, seed, sink)
+        return True
+    if name == "f64":                   # e^ℓ
+        backprop(evaluator, expr.args[0], env, seed * float(value), sink)
+        return True
+    builtin = BUILTINS.get(name)
+    if builtin is not None and builtin.partials is not None and len(expr.args) == 1:
+        (partial,) = builtin.partials(float(value))
+        backprop(evaluator, expr.args[0], env, seed * partial * float(value), sink)
+        return True
+    return name in ("ulog", "one", "zero")
+
+
 def _backprop_call(evaluator, expr: ast.Call, env, seed, sink) -> None:
     name = expr.func
+    if expr.args and not isinstance(expr.args[0], ast.TypeExpr):
+        first = evaluator.eval(expr.args[0], env)
+        if type(first) is ULog and _backprop_ulog_call(evaluator, expr, env, seed, sink, first):
+            return
+        if name == "ulog" and len(expr.args) == 1:      # ℓ = log r: ∂L/∂r = ∂L/∂ℓ / r
+            r = float(_number(first))
+            if r > 0:
+                backprop(evaluator, expr.args[0], env, seed / r, sink)
+            return
     if name in ("f64", "f32", "complex", "fixed") and len(expr.args) == 1:
         backprop(evaluator, expr.args[0], env, seed, sink)
         return
@@ -116,8 +196,16 @@ def _backprop_call(evaluator, expr: ast.Call, env, seed, sink) -> None:
         return                      # structural built-ins (length, zero, …) are constant
     args = [evaluator.eval(arg, env) for arg in expr.args]
     if any(isinstance(a, complex) for a in args):
-        raise RlangTypeError(f"the gradient of `{name}` of a complex number is not "
-                             "supported yet", expr.span)
+        z = complex(args[0])
+        if builtin.complex_derivative is not None:
+            backprop(evaluator, expr.args[0], env,
+                     seed * _conj(builtin.complex_derivative(z)), sink)
+        elif name in _NON_HOLOMORPHIC:
+            backprop(evaluator, expr.args[0], env, _NON_HOLOMORPHIC[name](z, seed), sink)
+        else:
+            raise RlangTypeError(f"`{name}` has no gradient for a complex argument",
+                                 expr.span)
+        return
     partials = builtin.partials(*(float(_number(a)) for a in args))
     for arg, partial in zip(expr.args, partials):
         if partial is not None:

@@ -92,6 +92,7 @@ class Builtin:
     partials: Callable | None
     int_preserving: bool = False
     complex_forward: Callable | None = None     # the function on complex numbers, if any
+    complex_derivative: Callable | None = None  # f'(z) where f is holomorphic
 
 
 def _b(name, arity, forward, partials, int_preserving=False, max_args=None):
@@ -145,12 +146,24 @@ _COMPLEX_FORWARD = {
     **{name: getattr(cmath, name) for name in ("sin", "cos", "tan", "asin", "acos", "sinh",
                                                "cosh", "tanh", "exp", "log", "sqrt")},
 }
-BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name))
+#: The complex derivative of the holomorphic built-ins (the gradient rule multiplies
+#: by its conjugate, see rlang/gvar.py).
+_COMPLEX_DERIVATIVE = {
+    "sin": cmath.cos, "cos": lambda z: -cmath.sin(z), "tan": lambda z: 1 + cmath.tan(z) ** 2,
+    "asin": lambda z: 1 / cmath.sqrt(1 - z * z), "acos": lambda z: -1 / cmath.sqrt(1 - z * z),
+    "sinh": cmath.cosh, "cosh": cmath.sinh, "tanh": lambda z: 1 - cmath.tanh(z) ** 2,
+    "exp": cmath.exp, "log": lambda z: 1 / z, "sqrt": lambda z: 0.5 / cmath.sqrt(z),
+}
+BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name),
+                          complex_derivative=_COMPLEX_DERIVATIVE.get(name))
             for name, b in BUILTINS.items()}
 
 def _pow_partials(a, b):
     d_base = b * a ** (b - 1) if b != 0 else 0.0
-    d_exponent = a ** b * math.log(a) if isinstance(a, (int, float)) and a > 0 else 0.0
+    if isinstance(a, complex) or isinstance(b, complex):
+        d_exponent = a ** b * cmath.log(a) if a != 0 else 0.0
+    else:
+        d_exponent = a ** b * math.log(a) if a > 0 else 0.0
     return d_base, d_exponent
 
 
@@ -161,6 +174,8 @@ OPERATOR_PARTIALS: dict[str, Callable] = {
     "*": lambda a, b: (b, a),
     "/": lambda a, b: (1.0 / b, -a / (b * b)),
     "**": _pow_partials,
+    "%": lambda a, b: (1.0, -math.floor(a / b)),    # a - b·⌊a/b⌋, piecewise
+    "//": lambda a, b: (0.0, 0.0),                  # piecewise constant
 }
 
 #: Built-ins whose arguments are arrays or types rather than numbers.  They are
