@@ -4,7 +4,7 @@ Public API: `load`, `loads` (programs whose functions are callable and invertibl
 with `~`), and the error classes.  Importing rlang is cheap: it does not import any
 backend's compiler.
 """
-from .ad import check_grad, gradient, jacobian
+from .ad import check_grad, gradient, hessian, jacobian
 from .api import Function, Module, load, loads
 from .errors import (CheckError, CheckErrors, InternalError, ParseError, ReversibilityError,
                      RlangError, RlangRuntimeError, RlangTypeError)
@@ -13,7 +13,7 @@ from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array,
 
 __version__ = "0.1.0"
 
-__all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "Module", "Function",
+__all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "Module", "Function",
            "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
            "InternalError", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",

@@ -22,6 +22,8 @@ import numpy as np
 from . import ast
 from .adjoint import GradInterpreter, wrap
 from .deep import run_deep
+from .dual import Dual
+from .interp import Interpreter
 from .errors import RlangError, RlangTypeError
 from .gvar import GVar, value_of
 from .numbers import Fixed, FixedArray, ULog, ULogArray
@@ -79,7 +81,8 @@ def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
     env = dict(zip((p.name for p in fn.params), values))
     ref = engine.evaluator.ref(view, env)
     value = engine.value(ref)
-    if isinstance(value, np.ndarray) or not (isinstance(value, (float, complex, Fixed, ULog))
+    if isinstance(value, np.ndarray) or not (isinstance(value, (float, complex, Fixed, ULog,
+                                                                Dual))
                                              and not isinstance(value, bool)):
         raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed, complex or "
                              f"ulog scalar, got {format_value(value)}")
@@ -207,3 +210,79 @@ def _param_names(fn, chosen, default) -> list:
             raise RlangError(f"`{item}` is not a parameter of `{fn.name}`")
         result.append(name)
     return result
+
+
+def hessian(function, args, loss) -> np.ndarray:
+    """The Hessian of the final value of `loss` with respect to the initial values of
+    the float inputs (scalars and array elements, flattened in argument order; C
+    order within an array), by forward over reverse: for each input direction k the
+    function runs forward on dual numbers whose tangent is e_k, then ~f runs over
+    GVars of dual numbers; the tangent parts of the gradients are column k.  The
+    caller's arguments are not touched (the runs work on copies)."""
+    module = function.module
+    fn = module.unit.functions[function.name]
+    target = resolve_loss(fn, loss)
+    inputs = _flat_float_inputs(args)
+    columns = []
+    for k in range(len(inputs)):
+        dual_args = _dual_arguments(args, inputs, k)
+        forward = Interpreter(module.unit, invcheck=module.invcheck)
+        forward.evaluator.dual_mode = True
+        outputs = run_deep(forward.call, function.name, dual_args, function.inverse)
+        engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+        engine.evaluator.dual_mode = True
+        values = [wrap(value) for value in outputs]
+        _seed(engine, fn, values, target)
+        final = run_deep(engine.run, function.name, values, not function.inverse)
+        columns.append([_tangent(_dual_gradient(engine, final[position], index))
+                        for position, index in inputs])
+    return np.array(columns, dtype=np.float64).T.reshape(len(inputs), len(inputs))
+
+
+def _flat_float_inputs(args) -> list:
+    """(argument position, index or None) of every float scalar input."""
+    inputs = []
+    for position, value in enumerate(args):
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            inputs.extend((position, index) for index in np.ndindex(value.shape))
+        elif isinstance(value, (list, tuple)):
+            array = np.asarray(value)
+            if array.dtype.kind == "f":
+                inputs.extend((position, index) for index in np.ndindex(array.shape))
+        elif isinstance(value, float):
+            inputs.append((position, None))
+    return inputs
+
+
+def _dual_arguments(args, inputs, k) -> list:
+    """Copies of the arguments with float values as dual numbers, tangent 1 at the
+    k-th input and 0 elsewhere."""
+    position_k, index_k = inputs[k]
+    dual_args = []
+    for position, value in enumerate(args):
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            duals = np.empty(value.shape, dtype=object)
+            for index in np.ndindex(value.shape):
+                duals[index] = Dual(value[index], 1.0 if (position, index) == inputs[k] else 0.0)
+            dual_args.append(duals)
+        elif isinstance(value, float):
+            dual_args.append(Dual(value, 1.0 if position == position_k and index_k is None
+                                  else 0.0))
+        elif isinstance(value, np.ndarray):
+            dual_args.append(value.copy())
+        else:
+            dual_args.append(value)
+    return dual_args
+
+
+def _dual_gradient(engine, value, index):
+    if index is None:
+        return value.g if type(value) is GVar else 0.0
+    grad = engine.grads.of(value)
+    return 0.0 if grad is None else grad[index]
+
+
+def _tangent(value) -> float:
+    return value.b if type(value) is Dual else 0.0

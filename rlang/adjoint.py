@@ -37,11 +37,15 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .evaluate import ElemRef, FieldRef, VarRef, adapt_literal, is_number_literal
 from .checks import check_dealloc
+from .dual import lift
 from .gvar import GVar, Gradients, backprop, carries_gradient, value_of
 from .interp import Interpreter
 from .numbers import Fixed, ULog
+from .instructions import same_kind
 from .primitives import INSTRUCTION_TABLE
-from .values import Stack, conform, zero_of
+from .values import Stack, conform, type_name, zero_of
+
+_cos, _sin = lift("cos"), lift("sin")
 
 
 def wrap(value, grad=0.0):
@@ -174,7 +178,7 @@ class GradInterpreter(Interpreter):
                 gb[...] = saved_grad
             return
         x, y = self.value(a), self.value(b)
-        if type(x) is not type(y):
+        if type_name(x) != type_name(y):
             raise RlangTypeError("SWAP needs two values of one type", stmt.span)
         gx, gy = self.grad_of(a), self.grad_of(b)
         self.set_value(a, y)
@@ -212,10 +216,9 @@ class GradInterpreter(Interpreter):
         a, b = self.value(refs[0]), self.value(refs[1])
         ga, gb = self.grad_of(refs[0]), self.grad_of(refs[1])
         theta = self.evaluator.eval(stmt.args[2], env)
-        c, s = math.cos(theta), sign * math.sin(theta)
-        kind = type(a)
-        self.set_value(refs[0], kind(c * a - s * b))
-        self.set_value(refs[1], kind(s * a + c * b))
+        c, s = _cos(theta), sign * _sin(theta)
+        self.set_value(refs[0], same_kind(a, c * a - s * b))
+        self.set_value(refs[1], same_kind(a, s * a + c * b))
         self.set_grad(refs[0], c * ga - s * gb)
         self.set_grad(refs[1], s * ga + c * gb)
         # executed ROT is forward IROT (and vice versa): ∂(a', b')/∂θ = ±(b', -a')
@@ -228,9 +231,8 @@ class GradInterpreter(Interpreter):
         half = math.sqrt(0.5)
         a, b = self.value(refs[0]), self.value(refs[1])
         ga, gb = self.grad_of(refs[0]), self.grad_of(refs[1])
-        kind = type(a)
-        self.set_value(refs[0], kind((a + b) * half))
-        self.set_value(refs[1], kind((a - b) * half))
+        self.set_value(refs[0], same_kind(a, (a + b) * half))
+        self.set_value(refs[1], same_kind(a, (a - b) * half))
         self.set_grad(refs[0], (ga + gb) * half)
         self.set_grad(refs[1], (ga - gb) * half)
 

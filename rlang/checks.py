@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .errors import ReversibilityError
+from .dual import Dual
 from .numbers import Fixed, ULog
 from .values import Stack, scalar_type, summarize
 
@@ -37,6 +38,8 @@ def values_equal(value, expected, atol: float = ATOL) -> bool:
             return False
         if value.shape != expected.shape:
             return False
+        if value.dtype == object or expected.dtype == object:     # dual numbers
+            return all(values_equal(a, b, atol) for a, b in zip(value.ravel(), expected.ravel()))
         if value.dtype.kind in "fc" or expected.dtype.kind in "fc":
             with np.errstate(invalid="ignore"):     # inf - inf: equal infinities
                 return bool(np.all((np.abs(value - expected) <= atol) |
@@ -53,6 +56,8 @@ def values_equal(value, expected, atol: float = ATOL) -> bool:
         return False
     if isinstance(value, ULog) and isinstance(expected, ULog):
         return value.log == expected.log or abs(value.log - expected.log) <= atol
+    if isinstance(value, Dual) or isinstance(expected, Dual):
+        return abs(float(value) - float(expected)) <= atol or float(value) == float(expected)
     if isinstance(value, (Fixed, ULog)) or isinstance(expected, (Fixed, ULog)):
         if type(value) is type(expected):
             return value == expected            # fixed: the raw values, exactly

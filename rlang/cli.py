@@ -1,7 +1,8 @@
 """The `rlang` command (LANGUAGE.md §6, §8, §9).
 
     rlang run FILE [FUNCTION] [ARGS…] [--inverse] [--backend B] [--no-invcheck] [--json]
-    rlang grad FILE FUNCTION ARGS… --loss VIEW [--backend B] [--no-invcheck] [--json]
+    rlang grad FILE FUNCTION ARGS… --loss VIEW [--hessian] [--backend B] [--no-invcheck]
+               [--json]
     rlang check FILE
     rlang invert FILE [FUNCTION]
 
@@ -19,7 +20,7 @@ import sys
 import numpy as np
 
 from . import ast
-from .ad import gradient
+from .ad import gradient, hessian
 from .api import BACKENDS, Module
 from .check import check
 from .deep import run_deep
@@ -67,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("args", metavar="ARGS", nargs="*", help="arguments as rev literals")
     grad.add_argument("--loss", required=True, metavar="VIEW",
                       help="a parameter name, an element name[i] or a field name.re")
+    grad.add_argument("--hessian", action="store_true",
+                      help="also print the Hessian over the flattened float inputs")
     grad.add_argument("--backend", choices=BACKENDS, default="interp")
     grad.add_argument("--no-invcheck", action="store_true")
     grad.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -165,6 +168,8 @@ def _command_grad(options) -> int:
     _check_count(fn, args)
     grads = gradient(fn, args, options.loss)
     results = [(name, _complex_pair(g)) for name, g in zip(fn.params, grads) if g is not None]
+    if options.hessian:
+        results.append(("hessian", hessian(fn, args, options.loss)))
     _print_results(results, options.json)
     return 0
 

@@ -118,6 +118,7 @@ class Evaluator:
         self.consts = consts
         self.watched: Ref | None = None
         self.write_log = None      # called with each ElemRef written (parallel loops)
+        self.dual_mode = False     # a Hessian run: f64 arrays hold dual numbers
 
     # ---------------------------------------------------------------- views
     def ref(self, view, env: dict) -> Ref:
@@ -387,7 +388,7 @@ def _zeros(evaluator, expr, env):
                                     f"got {summarize(n)}", arg.span)
         shape.append(n)
     try:
-        return make_array(shape, scalar)
+        return make_array(shape, scalar, dual=evaluator.dual_mode)
     except (MemoryError, ValueError) as error:
         raise RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {tuple(shape)}: "
                                 f"{error}", expr.span) from None

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import ast
 from .errors import RlangTypeError
+from .dual import Dual
 from .numbers import Fixed, FixedArray, ULog
 from .primitives import BUILTINS, OPERATOR_PARTIALS
 
@@ -44,7 +45,7 @@ def value_of(value):
 
 def carries_gradient(value) -> bool:
     """Floats, complex, fixed and ulog numbers have gradients; integers and bools not."""
-    return isinstance(value, (float, complex, Fixed, ULog)) and not isinstance(value, bool)
+    return isinstance(value, (float, complex, Fixed, ULog, Dual)) and not isinstance(value, bool)
 
 
 class Gradients:
@@ -59,6 +60,10 @@ class Gradients:
         entry = self._by_id.get(id(array))
         if entry is not None and entry[0] is array:
             return entry[1]
+        if array.dtype == object:       # dual numbers: gradients are dual numbers too
+            grad = np.full(array.shape, Dual(0.0), dtype=object)
+            self._by_id[id(array)] = (array, grad)
+            return grad
         if array.dtype.kind not in "fc" and not isinstance(array, FixedArray):
             return None
         grad = np.zeros(array.shape, dtype=np.complex128 if array.dtype.kind == "c"
@@ -206,7 +211,7 @@ def _backprop_call(evaluator, expr: ast.Call, env, seed, sink) -> None:
             raise RlangTypeError(f"`{name}` has no gradient for a complex argument",
                                  expr.span)
         return
-    partials = builtin.partials(*(float(_number(a)) for a in args))
+    partials = builtin.partials(*(a if type(a) is Dual else float(_number(a)) for a in args))
     for arg, partial in zip(expr.args, partials):
         if partial is not None:
             backprop(evaluator, arg, env, seed * partial, sink)

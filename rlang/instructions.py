@@ -16,10 +16,12 @@ from . import ast
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import INSTRUCTION_TABLE
 from . import ops
+from .dual import Dual, lift
 from .numbers import Fixed
 from .values import Stack, a_type, type_name, zero_of
 
 _SQRT_HALF = math.sqrt(0.5)
+_cos, _sin = lift("cos"), lift("sin")
 
 
 def execute_instruction(interp, stmt: ast.Instr, env) -> None:
@@ -52,7 +54,7 @@ def _swap(interp, stmt, env, refs):
         a[...] = b
         b[...] = saved
         return
-    if type(a) is not type(b) or isinstance(a, (np.ndarray, Stack)):
+    if type_name(a) != type_name(b) or isinstance(a, (np.ndarray, Stack)):
         raise RlangTypeError(f"SWAP needs two values of one type, got {type_name(a)} and "
                              f"{type_name(b)}", stmt.span)
     refs[0].set(b)
@@ -89,22 +91,28 @@ def _rotation(sign):
     def run(interp, stmt, env, refs):
         a = _float(refs[0].get(), stmt)
         b = _float(refs[1].get(), stmt)
-        if type(a) is not type(b):
+        if type_name(a) != type_name(b):
             raise RlangTypeError(f"{stmt.name} needs two operands of one type, got "
                                  f"{a_type(a)} and {a_type(b)}", stmt.span)
         theta = interp.evaluator.eval(stmt.args[2], env)
-        if isinstance(theta, bool) or not isinstance(theta, (int, float)):
+        if isinstance(theta, bool) or not isinstance(theta, (int, float, Dual)):
             raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
                                  stmt.args[2].span)
-        c, s = math.cos(theta), sign * math.sin(theta)
-        kind = type(a)
-        refs[0].set(kind(c * a - s * b))
-        refs[1].set(kind(s * a + c * b))
+        c, s = _cos(theta), sign * _sin(theta)
+        refs[0].set(same_kind(a, c * a - s * b))
+        refs[1].set(same_kind(a, s * a + c * b))
     return run
 
 
+def same_kind(old, new):
+    """`new` in the type of `old` (f32 stays f32; dual numbers stay dual)."""
+    if type(new) is Dual or type(old) in (float, Dual):
+        return new
+    return type(old)(new)
+
+
 def _float(value, stmt):
-    if not isinstance(value, float):
+    if not isinstance(value, (float, Dual)):
         raise RlangTypeError(f"{stmt.name} needs float operands, got {a_type(value)}",
                              stmt.span)
     return value
@@ -113,12 +121,11 @@ def _float(value, stmt):
 def _hadamard(interp, stmt, env, refs):
     a = _float(refs[0].get(), stmt)
     b = _float(refs[1].get(), stmt)
-    if type(a) is not type(b):
+    if type_name(a) != type_name(b):
         raise RlangTypeError(f"HADAMARD needs two operands of one type, got {a_type(a)} and "
                              f"{a_type(b)}", stmt.span)
-    kind = type(a)
-    refs[0].set(kind((a + b) * _SQRT_HALF))
-    refs[1].set(kind((a - b) * _SQRT_HALF))
+    refs[0].set(same_kind(a, (a + b) * _SQRT_HALF))
+    refs[1].set(same_kind(a, (a - b) * _SQRT_HALF))
 
 
 def _stack_of(ref, stmt) -> Stack:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .errors import RlangRuntimeError, RlangTypeError
+from .dual import Dual, parts
 from .numbers import F32, I32, Fixed, ULog
 from .values import a_type, format_value, type_name, wrap_i64
 
@@ -69,6 +70,8 @@ def _promote(a, b, op, span):
 
 def binary(op: str, a, b, span):
     """The value of `a op b` (`&&`/`||` are handled by the caller: they short-circuit)."""
+    if type(a) is Dual or type(b) is Dual:
+        return dual_binary(op, a, b, span)
     if type(a) in _NUMBER_SYSTEMS or type(b) in _NUMBER_SYSTEMS:
         if op == "**" and type(a) is ULog:
             return ulog_power(a, b, span)
@@ -207,6 +210,33 @@ def _compare(op, a, b, span):
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
 
+# ------------------------------------------------------------ dual numbers
+
+def dual_binary(op: str, a, b, span):
+    """`a op b` with a dual number (a Hessian run): real arithmetic on value and
+    tangent; comparisons see the values."""
+    for value in (a, b):
+        if type(value) is not Dual and type(value) not in _REAL_KINDS:
+            raise RlangTypeError(f"`{op}` cannot mix a float with {a_type(value)} here", span)
+    if op in _COMPARE:
+        return _compare(op, parts(a)[0], parts(b)[0], span)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b if parts(b)[0] != 0 else Dual(_float_div(parts(a)[0], 0.0), 0.0)
+    if op == "**":
+        return Dual(a) ** b if type(a) is not Dual else a ** b
+    if op == "//":
+        return Dual(math.floor(parts(a)[0] / parts(b)[0]))
+    if op == "%":
+        return a - b * math.floor(parts(a)[0] / parts(b)[0])
+    raise RlangTypeError(f"`{op}` needs integers or bools, got an f64", span)
+
+
 # ------------------------------------------------------------ fixed and ulog
 
 def system_binary(op: str, a, b, span):
@@ -267,8 +297,8 @@ def ulog_power(base: ULog, exponent, span) -> ULog:
 def unary(op: str, a, span):
     """The value of `op a` for op in `- ! ~`."""
     if op == "-":
-        if isinstance(a, Fixed):
-            return a.neg()
+        if isinstance(a, (Fixed, Dual)):
+            return a.neg() if isinstance(a, Fixed) else -a
         if isinstance(a, bool) or type(a) not in _RANK:
             hint = "; a ulog is never negative" if isinstance(a, ULog) else ""
             raise RlangTypeError(f"unary `-` cannot be applied to {a_type(a)}{hint}", span)
@@ -324,6 +354,9 @@ _REAL_KINDS = (bool, I32, int, F32, float)
 def _add_update(op, old, rhs, span, target):
     kind = type(old)
     sign = 1 if op == "+=" else -1
+    if (kind is Dual or type(rhs) is Dual) and kind in (float, Dual) \
+            and type(rhs) in (*_REAL_KINDS, Dual):
+        return old + rhs if sign > 0 else old - rhs
     if kind is Fixed:
         if type(rhs) not in (Fixed, *_INTEGER_KINDS):
             raise _mix_error(op, old, rhs, span, target, "fixed(x)")

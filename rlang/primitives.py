@@ -16,6 +16,8 @@ import cmath
 import math
 
 import numpy as np
+
+from .dual import lift
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -76,6 +78,12 @@ def _atan_ieee(y, x=None):
     return np.arctan(y) if x is None else np.arctan2(y, x)
 
 
+# Partial derivatives are written with these lifted functions so that they can be
+# evaluated on dual numbers too (second derivatives, for Hessians): rlang/dual.py.
+_sin, _cos, _tan, _sinh, _cosh, _tanh, _exp, _log, _sqrt = (
+    lift(name) for name in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt"))
+
+
 @dataclass(frozen=True)
 class Builtin:
     """A pure built-in function of expressions (LANGUAGE.md §7).
@@ -102,22 +110,22 @@ def _b(name, arity, forward, partials, int_preserving=False, max_args=None):
 
 _f = _float_domain
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
-    _b("sin", 1, _f(math.sin, np.sin), lambda x: (math.cos(x),)),
-    _b("cos", 1, _f(math.cos, np.cos), lambda x: (-math.sin(x),)),
-    _b("tan", 1, _f(math.tan, np.tan), lambda x: (1.0 + math.tan(x) ** 2,)),
-    _b("asin", 1, _f(math.asin, np.arcsin), lambda x: (1.0 / math.sqrt(1.0 - x * x),)),
-    _b("acos", 1, _f(math.acos, np.arccos), lambda x: (-1.0 / math.sqrt(1.0 - x * x),)),
+    _b("sin", 1, _f(math.sin, np.sin), lambda x: (_cos(x),)),
+    _b("cos", 1, _f(math.cos, np.cos), lambda x: (-_sin(x),)),
+    _b("tan", 1, _f(math.tan, np.tan), lambda x: (1.0 + _tan(x) ** 2,)),
+    _b("asin", 1, _f(math.asin, np.arcsin), lambda x: (1.0 / _sqrt(1.0 - x * x),)),
+    _b("acos", 1, _f(math.acos, np.arccos), lambda x: (-1.0 / _sqrt(1.0 - x * x),)),
     _b("atan", 1, _f(_atan, _atan_ieee), lambda y, x=None: ((1.0 / (1.0 + y * y),) if x is None else
                                                (x / (x * x + y * y), -y / (x * x + y * y))),
        max_args=2),
-    _b("sinh", 1, _f(math.sinh, np.sinh), lambda x: (math.cosh(x),)),
-    _b("cosh", 1, _f(math.cosh, np.cosh), lambda x: (math.sinh(x),)),
-    _b("tanh", 1, _f(math.tanh, np.tanh), lambda x: (1.0 - math.tanh(x) ** 2,)),
-    _b("exp", 1, _f(math.exp, np.exp), lambda x: (math.exp(x),)),
+    _b("sinh", 1, _f(math.sinh, np.sinh), lambda x: (_cosh(x),)),
+    _b("cosh", 1, _f(math.cosh, np.cosh), lambda x: (_sinh(x),)),
+    _b("tanh", 1, _f(math.tanh, np.tanh), lambda x: (1.0 - _tanh(x) ** 2,)),
+    _b("exp", 1, _f(math.exp, np.exp), lambda x: (_exp(x),)),
     _b("log", 1, _f(math.log, np.log), lambda x: (1.0 / x,)),
     _b("log1p", 1, _f(math.log1p, np.log1p), lambda x: (1.0 / (1.0 + x),)),
-    _b("expm1", 1, _f(math.expm1, np.expm1), lambda x: (math.exp(x),)),
-    _b("sqrt", 1, _f(math.sqrt, np.sqrt), lambda x: (0.5 / math.sqrt(x),)),
+    _b("expm1", 1, _f(math.expm1, np.expm1), lambda x: (_exp(x),)),
+    _b("sqrt", 1, _f(math.sqrt, np.sqrt), lambda x: (0.5 / _sqrt(x),)),
     _b("cbrt", 1, _f(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x)),
        lambda x: (1.0 / (3.0 * abs(x) ** (2.0 / 3.0)),)),
     _b("abs", 1, _abs, lambda x: (_sign(float(x)),), int_preserving=True),
@@ -136,7 +144,7 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     _b("round", 1, _round_half_even, lambda x: (0.0,)),
     _b("sign", 1, _sign, lambda x: (0.0,), int_preserving=True),
     _b("hypot", 2, _f(math.hypot, np.hypot),
-       lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
+       lambda a, b: (a / _sqrt(a * a + b * b), b / _sqrt(a * a + b * b))),
 ]}
 
 #: The complex column: cmath's function of the same name where there is one.
@@ -163,7 +171,7 @@ def _pow_partials(a, b):
     if isinstance(a, complex) or isinstance(b, complex):
         d_exponent = a ** b * cmath.log(a) if a != 0 else 0.0
     else:
-        d_exponent = a ** b * math.log(a) if a > 0 else 0.0
+        d_exponent = a ** b * _log(a) if a > 0 else 0.0
     return d_base, d_exponent
 
 

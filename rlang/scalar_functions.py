@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from .dual import Dual, parts
 from .errors import RlangRuntimeError, RlangTypeError
 from .numbers import F32, I32, Fixed, ULog
 from .values import a_type, summarize, wrap_i64
@@ -28,6 +29,8 @@ _REALS = (bool, I32, int, F32, float)
 def apply_builtin(builtin, args: list, span):
     """`builtin(*args)` on rev scalars."""
     kinds = [type(a) for a in args]
+    if Dual in kinds:
+        return _dual_call(builtin, args, span)
     if any(k not in (*_REALS, complex, Fixed, ULog) for k in kinds):
         bad = next(a for a in args if type(a) not in (*_REALS, complex, Fixed, ULog))
         raise RlangTypeError(f"`{builtin.name}` needs numbers, got {a_type(bad)}", span)
@@ -44,6 +47,17 @@ def apply_builtin(builtin, args: list, span):
     return result
 
 
+def _dual_call(builtin, args, span):
+    """A built-in of dual numbers: value from `forward`, tangent from `partials`."""
+    values = [parts(a)[0] for a in args]
+    tangents = [parts(a)[1] for a in args]
+    if builtin.partials is None:
+        raise RlangTypeError(f"`{builtin.name}` has no derivative", span)
+    value = float(builtin.forward(*values))
+    partials = builtin.partials(*values)
+    return Dual(value, sum(float(p) * t for p, t in zip(partials, tangents) if p is not None))
+
+
 def _complex_call(builtin, args, span):
     if builtin.complex_forward is None or len(args) != 1:
         raise RlangTypeError(f"`{builtin.name}` is not defined for complex numbers", span)
@@ -55,6 +69,10 @@ def _complex_call(builtin, args, span):
 
 def convert(name: str, value, span):
     """The conversion `name(value)` (LANGUAGE.md §3)."""
+    if type(value) is Dual:
+        if name == "f64":
+            return value
+        value = value.a             # other conversions of a dual number see its value
     if type(value) not in (*_REALS, complex, Fixed, ULog):
         raise RlangTypeError(f"`{name}` cannot convert {a_type(value)}", span)
     if name == "bool":

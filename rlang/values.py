@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from . import ast
+from .dual import Dual
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, to_floats
 
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
@@ -66,7 +67,7 @@ class Stack:
 
 
 _SCALAR_NAMES = {bool: "bool", int: "i64", I32: "i32", float: "f64", F32: "f32",
-                 complex: "complex", Fixed: "fixed", ULog: "ulog"}
+                 complex: "complex", Fixed: "fixed", ULog: "ulog", Dual: "f64"}
 
 
 def array_scalar(array: np.ndarray) -> str | None:
@@ -75,6 +76,8 @@ def array_scalar(array: np.ndarray) -> str | None:
         return "fixed"
     if isinstance(array, ULogArray):
         return "ulog"
+    if array.dtype == object:       # dual numbers of a Hessian run
+        return "f64"
     return _PLAIN_DTYPE_NAMES.get(array.dtype)
 
 
@@ -127,8 +130,11 @@ def one_of(scalar: str):
     return _ONE[scalar]
 
 
-def make_array(shape, scalar: str) -> np.ndarray:
-    """A zero-filled array of `shape` holding `scalar` values."""
+def make_array(shape, scalar: str, dual: bool = False) -> np.ndarray:
+    """A zero-filled array of `shape` holding `scalar` values (f64 ones as dual
+    numbers, in an object array, when `dual`: a Hessian run)."""
+    if dual and scalar == "f64":
+        return np.full(shape, Dual(0.0), dtype=object)
     array = np.zeros(shape, dtype=DTYPES[scalar])
     if scalar == "ulog":
         array.fill(-math.inf)
@@ -142,6 +148,8 @@ def read_element(array: np.ndarray, index: tuple):
         return Fixed(int(np.ndarray.__getitem__(array, index)))
     if isinstance(array, ULogArray):
         return ULog(float(np.ndarray.__getitem__(array, index)))
+    if array.dtype == object:
+        return array[index]
     return from_numpy_scalar(array[index])
 
 
@@ -277,7 +285,7 @@ def array_from_nested(items, scalar: str | None = None) -> np.ndarray:
     if scalar is None:
         scalar = _literal_scalar(flat)
     shape = np.shape(_replace_leaves(items))
-    array = make_array(shape, scalar)
+    array = make_array(shape, scalar, dual=any(type(x) is Dual for x in flat))
     target = array.reshape(-1) if array.ndim else array
     for i, item in enumerate(flat):
         write_element(target, (i,), _to_scalar(item, scalar))
@@ -315,7 +323,7 @@ def _to_scalar(item, scalar: str):
     if scalar in ("f64", "f32"):
         if isinstance(item, complex):
             raise TypeError("complex value in a real array")
-        return float(item)
+        return item if type(item) is Dual else float(item)
     if scalar in ("i64", "i32"):
         if isinstance(item, (float, complex)):
             raise TypeError("float value in an integer array")
@@ -380,7 +388,7 @@ def format_value(value) -> str:
         return format_f32(value)
     if isinstance(value, float):
         return format_float(value)
-    if isinstance(value, (Fixed, ULog)):
+    if isinstance(value, (Fixed, ULog, Dual)):
         return format_float(float(value))
     if isinstance(value, complex):
         re, im = value.real, value.imag
@@ -412,7 +420,7 @@ def to_json(value):
     """A value as JSON-ready Python data (complex as [re, im], arrays as lists).
     Non-finite floats, which JSON cannot hold, become the strings "inf", "-inf" and
     "nan" (the rev literals)."""
-    if isinstance(value, (Fixed, ULog)):
+    if isinstance(value, (Fixed, ULog, Dual)):
         value = float(value)
     if isinstance(value, F32):
         return float(format_f32(value)) if math.isfinite(value) else format_float(value)

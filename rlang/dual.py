@@ -1,0 +1,126 @@
+"""Dual numbers: forward-mode derivatives for Hessians (forward over reverse).
+
+`Dual(a, b)` is a + b·ε with ε² = 0: `a` a float, `b` the derivative along one input
+direction.  Running the gradient program over GVars whose values and gradients are
+Duals (LANGUAGE.md §9) gives, in the tangent parts of the gradients, one column of
+the Hessian per direction.
+
+Elementary functions of a Dual come from the primitive registry: f(a + bε) =
+f(a) + f'(a)·b·ε with f' from `BUILTINS[name].partials` (`lift`).  The partial-
+derivative rules are themselves written with lifted functions, so they can be
+evaluated on Duals too, which is what yields second derivatives.  Comparisons look
+at the value only, so a Dual run takes the same branches as the plain run.
+"""
+from __future__ import annotations
+
+import math
+
+
+class Dual:
+    """a + b·ε."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b=0.0):
+        self.a = float(a)
+        self.b = float(b)
+
+    def __repr__(self):
+        return f"Dual({self.a!r}, {self.b!r})"
+
+    def __float__(self):
+        return self.a
+
+    def __add__(self, other):
+        a, b = parts(other)
+        return Dual(self.a + a, self.b + b)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        a, b = parts(other)
+        return Dual(self.a - a, self.b - b)
+
+    def __rsub__(self, other):
+        a, b = parts(other)
+        return Dual(a - self.a, b - self.b)
+
+    def __mul__(self, other):
+        a, b = parts(other)
+        return Dual(self.a * a, self.b * a + self.a * b)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        a, b = parts(other)
+        return Dual(self.a / a, (self.b * a - self.a * b) / (a * a))
+
+    def __rtruediv__(self, other):
+        a, b = parts(other)
+        return Dual(a / self.a, (b * self.a - a * self.b) / (self.a * self.a))
+
+    def __pow__(self, other):
+        a, b = parts(other)
+        value = self.a ** a
+        tangent = a * self.a ** (a - 1) * self.b if a != 0 else 0.0
+        if b != 0 and self.a > 0:
+            tangent += value * math.log(self.a) * b
+        return Dual(value, tangent)
+
+    def __rpow__(self, other):
+        a, _ = parts(other)
+        value = a ** self.a
+        return Dual(value, value * math.log(a) * self.b if a > 0 else 0.0)
+
+    def __neg__(self):
+        return Dual(-self.a, -self.b)
+
+    def __abs__(self):
+        return self if self.a >= 0 else -self
+
+    def __floor__(self):
+        return math.floor(self.a)
+
+    def __eq__(self, other):
+        return self.a == parts(other)[0]
+
+    def __ne__(self, other):
+        return self.a != parts(other)[0]
+
+    def __lt__(self, other):
+        return self.a < parts(other)[0]
+
+    def __le__(self, other):
+        return self.a <= parts(other)[0]
+
+    def __gt__(self, other):
+        return self.a > parts(other)[0]
+
+    def __ge__(self, other):
+        return self.a >= parts(other)[0]
+
+    def __hash__(self):
+        return hash(self.a)
+
+
+def parts(value) -> tuple[float, float]:
+    """(value, tangent) of a Dual or a plain real number."""
+    if type(value) is Dual:
+        return value.a, value.b
+    return float(value), 0.0
+
+
+def lift(name: str):
+    """The one-argument built-in `name`, on floats or on Duals."""
+
+    def apply(x):
+        from .primitives import BUILTINS
+
+        builtin = BUILTINS[name]
+        if type(x) is not Dual:
+            return builtin.forward(x)
+        (derivative,) = builtin.partials(x.a)
+        return Dual(builtin.forward(x.a), float(derivative) * x.b)
+
+    apply.__name__ = name
+    return apply
