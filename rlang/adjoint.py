@@ -37,7 +37,7 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .evaluate import ElemRef, FieldRef, VarRef, adapt_literal, is_number_literal
 from .checks import check_dealloc
-from .dual import lift
+from .dual import lift, refuse_tangent
 from .gvar import GVar, Gradients, backprop, carries_gradient, value_of
 from .interp import Interpreter
 from .numbers import Fixed, ULog
@@ -132,6 +132,7 @@ class GradInterpreter(Interpreter):
         elif isinstance(ref, ElemRef):
             ref.set(new)
         else:
+            refuse_tangent(new, "complex")
             whole = value_of(self.value(ref.base))
             self.set_value(ref.base, complex(new, whole.imag) if ref.field == "re"
                            else complex(whole.real, new))

@@ -103,6 +103,16 @@ class Dual:
         return hash(self.a)
 
 
+def refuse_tangent(value, where: str):
+    """Hessians do not yet carry tangents through complex and ulog values: a dual
+    number with a tangent reaching one is refused rather than silently dropped."""
+    if type(value) is Dual and value.b != 0.0:
+        from .errors import RlangTypeError
+        raise RlangTypeError(f"Hessians through {where} values are not supported yet "
+                             "(gradients are)")
+    return value
+
+
 def parts(value) -> tuple[float, float]:
     """(value, tangent) of a Dual or a plain real number."""
     if type(value) is Dual:

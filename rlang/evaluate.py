@@ -18,6 +18,7 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
+from .dual import refuse_tangent
 from .gvar import GVar, value_of
 from .numbers import F32, I32, Fixed, ULog
 from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array,
@@ -90,6 +91,7 @@ class FieldRef(Ref):
         return value.real if self.field == "re" else value.imag
 
     def set(self, value):
+        refuse_tangent(value, "complex")
         old = self.base.get()
         new = complex(value, old.imag) if self.field == "re" else complex(old.real, value)
         self.base.set(new)
@@ -399,7 +401,7 @@ def _stack(evaluator, expr, env):
 
 
 def _complex(evaluator, expr, env):
-    parts = [evaluator.eval(arg, env) for arg in expr.args]
+    parts = [refuse_tangent(evaluator.eval(arg, env), "complex") for arg in expr.args]
     if len(parts) == 1 and isinstance(parts[0], complex):
         return parts[0]
     for part in parts:

@@ -22,6 +22,8 @@ import struct
 
 import numpy as np
 
+from .dual import refuse_tangent
+
 FRACTION_BITS = 43
 ONE_RAW = 1 << FRACTION_BITS
 #: fixed holds values in [-2^20, 2^20); conversions outside it are errors (arithmetic
@@ -159,7 +161,7 @@ class ULog:
             return value
         if isinstance(value, Fixed):
             value = float(value)
-        x = float(value)
+        x = float(refuse_tangent(value, "ulog"))
         if x < 0 or math.isnan(x):
             raise ValueError(f"ulog({value}): an unsigned logarithmic number cannot hold a "
                              "negative value")

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .errors import RlangRuntimeError, RlangTypeError
-from .dual import Dual, parts
+from .dual import Dual, parts, refuse_tangent
 from .numbers import F32, I32, Fixed, ULog
 from .values import a_type, format_value, type_name, wrap_i64
 
@@ -217,6 +217,11 @@ def dual_binary(op: str, a, b, span):
     tangent; comparisons see the values."""
     for value in (a, b):
         if type(value) is not Dual and type(value) not in _REAL_KINDS:
+            what = {complex: "complex", Fixed: "fixed", ULog: "ulog"}.get(type(value))
+            if what is not None:
+                refuse_tangent(a if type(a) is Dual else b, what)
+                return binary(op, parts(a)[0] if type(a) is Dual else a,
+                              parts(b)[0] if type(b) is Dual else b, span)
             raise RlangTypeError(f"`{op}` cannot mix a float with {a_type(value)} here", span)
     if op in _COMPARE:
         return _compare(op, parts(a)[0], parts(b)[0], span)
