@@ -28,7 +28,7 @@ from .errors import RlangError, RlangTypeError
 from .gvar import GVar, value_of
 from .numbers import Fixed, FixedArray, ULog, ULogArray
 from .parser import parse_expression
-from .values import Stack, format_value
+from .values import Stack, format_value, read_element, write_element
 
 
 def gradient(function, args, loss) -> tuple:
@@ -61,13 +61,17 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
     if isinstance(loss, tuple) and len(loss) == 2:
         name, index = loss
         index = index if isinstance(index, tuple) else (index,)
+        if not isinstance(name, str) or not index or not all(
+                isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index):
+            raise RlangError(f"loss {loss!r}: write (name, index) with integer indices")
         view = ast.Index(ast.Name(name), tuple(ast.IntLit(int(i)) for i in index))
     elif isinstance(loss, str):
         view = parse_expression(loss, "<loss>")
     else:
         raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
     root = ast.view_root(view)
-    if isinstance(view, ast.Field) and view.name not in ("re", "im"):
+    if isinstance(view, ast.Field) and (view.name not in ("re", "im")
+                                        or isinstance(view.base, ast.Field)):
         raise RlangError(f"loss {loss!r}: a complex number has the fields .re and .im")
     if not ast.is_view(view) or root is None:
         raise RlangError(f"loss {loss!r} is not a view (a name, `name[i]` or `name.re`)")
@@ -142,18 +146,24 @@ def _central_difference(function, args, view, position, index, step) -> float:
     for delta in (step, -step):
         shifted = list(args)
         if index is None:
-            arg = args[position]
-            shifted[position] = Fixed.from_value(float(arg) + delta) if isinstance(arg, Fixed) \
-                else arg + delta
+            shifted[position] = _shifted(args[position], delta)
         else:
-            shifted[position] = args[position]
-            shifted[position][index] += delta
+            array = args[position]
+            saved = np.ndarray.__getitem__(array, index)
+            write_element(array, index, _shifted(read_element(array, index), delta))
         outputs = function(*shifted)
         values.append(_loss_value(function, outputs, view))
         (~function)(*outputs)                   # restore the state by running backward
         if index is not None:
-            shifted[position][index] -= delta
+            np.ndarray.__setitem__(array, index, saved)     # the element, bit for bit
     return (values[0] - values[1]) / (2 * step)
+
+
+def _shifted(value, delta):
+    """value + delta in the value's own number system."""
+    if isinstance(value, (Fixed, ULog)):
+        return type(value).from_value(float(value) + delta)
+    return value + delta
 
 
 def _loss_value(function, outputs, view) -> float:

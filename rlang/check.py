@@ -342,6 +342,24 @@ def _check_call(ctx: _Ctx, stmt: CallStmt) -> None:
             views.append((arg, written))
     _check_overlaps(ctx, views, "arguments", f"`{stmt.func}`", "may write")
     _check_written_indices(ctx, [view for view, written in views if written])
+    _check_expression_arguments(ctx, stmt, [view for view, written in views if written])
+
+
+def _check_expression_arguments(ctx: _Ctx, stmt: CallStmt, written: list) -> None:
+    """An expression argument must not read what the call writes: it is evaluated
+    before the call, and running backward would evaluate it after."""
+    roots = {view_root(view).id for view in written if view_root(view) is not None}
+    for arg in stmt.args:
+        if is_view(arg):
+            continue
+        for read in _read_views(arg):
+            root = view_root(read)
+            if root is not None and root.id in roots:
+                ctx.error(f"the argument `{_src(arg)}` reads `{root.id}`, which the call to "
+                          f"`{stmt.func}` writes", arg.span,
+                          "compute the argument into an ancilla before the call and "
+                          "uncompute it after")
+                return
 
 
 def _check_written_indices(ctx: _Ctx, written: list) -> None:
