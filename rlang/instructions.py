@@ -89,11 +89,7 @@ def _conj(interp, stmt, env, refs):
 
 def _rotation(sign):
     def run(interp, stmt, env, refs):
-        a = _float(refs[0].get(), stmt)
-        b = _float(refs[1].get(), stmt)
-        if type_name(a) != type_name(b):
-            raise RlangTypeError(f"{stmt.name} needs two operands of one type, got "
-                                 f"{a_type(a)} and {a_type(b)}", stmt.span)
+        a, b = _float_pair(refs, stmt)
         theta = interp.evaluator.eval(stmt.args[2], env)
         if isinstance(theta, bool) or not isinstance(theta, (int, float, Dual)):
             raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
@@ -111,19 +107,21 @@ def same_kind(old, new):
     return type(old)(new)
 
 
-def _float(value, stmt):
-    if not isinstance(value, (float, Dual)):
-        raise RlangTypeError(f"{stmt.name} needs float operands, got {a_type(value)}",
-                             stmt.span)
-    return value
+def _float_pair(refs, stmt):
+    """The two float operands of ROT/IROT/HADAMARD, which must be of one type."""
+    a, b = refs[0].get(), refs[1].get()
+    for value in (a, b):
+        if not isinstance(value, (float, Dual)):
+            raise RlangTypeError(f"{stmt.name} needs float operands, got {a_type(value)}",
+                                 stmt.span)
+    if type_name(a) != type_name(b):
+        raise RlangTypeError(f"{stmt.name} needs two operands of one type, got {a_type(a)} "
+                             f"and {a_type(b)}", stmt.span)
+    return a, b
 
 
 def _hadamard(interp, stmt, env, refs):
-    a = _float(refs[0].get(), stmt)
-    b = _float(refs[1].get(), stmt)
-    if type_name(a) != type_name(b):
-        raise RlangTypeError(f"HADAMARD needs two operands of one type, got {a_type(a)} and "
-                             f"{a_type(b)}", stmt.span)
+    a, b = _float_pair(refs, stmt)
     refs[0].set(same_kind(a, (a + b) * _SQRT_HALF))
     refs[1].set(same_kind(a, (a - b) * _SQRT_HALF))
 
