@@ -142,8 +142,9 @@ class GradInterpreter(Interpreter):
         ev = self.evaluator
         ref = ev.ref(stmt.target, env)
         old = self.value(ref)
-        rhs = self.update_value(stmt, ref, old, env)
-        self.set_value(ref, ops.accumulate(stmt.op, old, rhs, stmt.span, ref.text))
+        memo = {}
+        rhs = self.update_value(stmt, ref, old, env, memo)
+        self.set_value(ref, ops.accumulate(stmt.op, old, rhs, stmt.span, ref))
         if stmt.op == "^=":
             return
         grad = self.grad_of(ref)
@@ -152,7 +153,7 @@ class GradInterpreter(Interpreter):
         sign = 1.0 if stmt.op in ("-=", "/=") else -1.0     # executed inverse of += / *=
         if stmt.op in ("*=", "/=") and type(rhs) is not ULog:
             grad = grad / float(rhs)    # log-space: ℓ ± log r, ∂/∂r = 1/r
-        backprop(ev, stmt.value, env, sign * grad, self)
+        backprop(ev, stmt.value, env, sign * grad, self, memo)
 
     # ------------------------------------------------------------ instructions
     def _instr_adjoint(self, stmt: ast.Instr, env):

@@ -26,9 +26,14 @@ from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested,
 
 
 class Ref:
-    """A resolved view: something that can be read and written."""
+    """A resolved view: something that can be read and written.  `text` (how the view
+    is written in source, for messages) is computed only when a message needs it, and
+    is also the Ref's `str()`."""
 
     __slots__ = ()
+
+    def __str__(self):
+        return self.text
 
 
 class VarRef(Ref):
@@ -57,10 +62,14 @@ class VarRef(Ref):
 class ElemRef(Ref):
     """One element of an array."""
 
-    __slots__ = ("array", "index", "text", "log")
+    __slots__ = ("array", "index", "view", "log")
 
-    def __init__(self, array: np.ndarray, index: tuple, text: str, log):
-        self.array, self.index, self.text, self.log = array, index, text, log
+    def __init__(self, array: np.ndarray, index: tuple, view, log):
+        self.array, self.index, self.view, self.log = array, index, view, log
+
+    @property
+    def text(self) -> str:
+        return view_text(self.view)
 
     def get(self):
         return read_element(self.array, self.index)
@@ -81,10 +90,14 @@ class ElemRef(Ref):
 class FieldRef(Ref):
     """The `.re` or `.im` part of a complex view."""
 
-    __slots__ = ("base", "field", "text")
+    __slots__ = ("base", "field", "view")
 
-    def __init__(self, base: Ref, field: str, text: str):
-        self.base, self.field, self.text = base, field, text
+    def __init__(self, base: Ref, field: str, view):
+        self.base, self.field, self.view = base, field, view
+
+    @property
+    def text(self) -> str:
+        return view_text(self.view)
 
     def get(self):
         value = self.base.get()
@@ -121,6 +134,7 @@ class Evaluator:
         self.watched: Ref | None = None
         self.write_log = None      # called with each ElemRef written (parallel loops)
         self.dual_mode = False     # a Hessian run: f64 arrays hold dual numbers
+        self.memo: dict | None = None   # when a dict: id(node) → value of every node evaluated
 
     # ---------------------------------------------------------------- views
     def ref(self, view, env: dict) -> Ref:
@@ -135,14 +149,14 @@ class Evaluator:
         if isinstance(view, ast.Index):
             array = self._array_of(view.base, env)
             index = self.indices(view, array, env)
-            return ElemRef(array, index, view_text(view), self.write_log)
+            return ElemRef(array, index, view, self.write_log)
         if isinstance(view, ast.Field):
             base = self.ref(view.base, env)
             value = value_of(base.get())
             if not isinstance(value, complex):
                 raise RlangTypeError(f"`.{view.name}` needs a complex value, got "
                                      f"{a_type(value)}", view.span)
-            return FieldRef(base, view.name, view_text(view))
+            return FieldRef(base, view.name, view)
         raise RlangTypeError("only a variable, an array element or a field can be updated",
                              getattr(view, "span", None))
 
@@ -178,7 +192,19 @@ class Evaluator:
         if method is None:
             raise RlangTypeError(f"{type(expr).__name__} is not an expression",
                                  getattr(expr, "span", None))
-        return method(self, expr, env)
+        value = method(self, expr, env)
+        if self.memo is not None:
+            self.memo[id(expr)] = value
+        return value
+
+    def eval_recording(self, expr, env: dict, memo: dict):
+        """The value of `expr`, recording in `memo` the value of every node evaluated
+        (id(node) → value), so that a gradient pass need not evaluate them again."""
+        outer, self.memo = self.memo, memo
+        try:
+            return self.eval(expr, env)
+        finally:
+            self.memo = outer
 
     def _name(self, expr: ast.Name, env):
         name = expr.id

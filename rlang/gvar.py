@@ -8,7 +8,8 @@ share their gradients too.
 
 `backprop(evaluator, expr, env, seed, sink)` adds `seed · ∂expr/∂leaf` to the
 gradient of every view the expression reads.  The expression is recomputed, never
-taped: each node's value is evaluated again on the way down, and the partial
+taped: the tree is evaluated once, bottom-up, recording each node's value for the
+duration of this one statement (`Evaluator.eval_recording`), and the partial
 derivatives come from the primitive registry (`primitives.BUILTINS[...].partials`,
 `primitives.OPERATOR_PARTIALS`).  Reads shared between leaves (`x * x`) simply add.
 """
@@ -75,30 +76,59 @@ class Gradients:
         self._by_id.pop(id(array), None)
 
 
-def backprop(evaluator, expr, env: dict, seed, sink) -> None:
-    """Add seed · ∂expr/∂v to the gradient of each view v that `expr` reads."""
+def backprop(evaluator, expr, env: dict, seed, sink, memo: dict | None = None) -> None:
+    """Add seed · ∂expr/∂v to the gradient of each view v that `expr` reads.
+
+    `memo` holds the values of the tree's nodes by id (from `eval_recording`); without
+    it the tree is evaluated once here."""
+    if seed == 0:
+        return
+    if memo is None:
+        memo = {}
+        evaluator.eval_recording(expr, env, memo)
+    _backprop(_Walk(evaluator, env, memo, sink), expr, seed)
+
+
+class _Walk:
+    """What the recursive walk of one backprop shares: the evaluator, the environment,
+    the recorded node values and the gradient sink."""
+
+    __slots__ = ("evaluator", "env", "memo", "sink")
+
+    def __init__(self, evaluator, env, memo, sink):
+        self.evaluator, self.env, self.memo, self.sink = evaluator, env, memo, sink
+
+    def value(self, expr):
+        """The recorded value of a node (evaluated now if it was not recorded)."""
+        try:
+            return self.memo[id(expr)]
+        except KeyError:
+            return self.evaluator.eval(expr, self.env)
+
+
+def _backprop(walk: _Walk, expr, seed) -> None:
     if seed == 0:
         return
     kind = type(expr)
     if kind in (ast.Name, ast.Index, ast.Field):
         root = ast.view_root(expr)
-        if root is not None and root.id in env:     # constants have no gradient
-            sink.add_gradient(evaluator.ref(expr, env), seed)
+        if root is not None and root.id in walk.env:     # constants have no gradient
+            walk.sink.add_gradient(walk.evaluator.ref(expr, walk.env), seed)
     elif kind is ast.Binary:
         if expr.op in OPERATOR_PARTIALS:
-            left = evaluator.eval(expr.left, env)
-            right = evaluator.eval(expr.right, env)
+            left = walk.value(expr.left)
+            right = walk.value(expr.right)
             if type(left) is ULog or type(right) is ULog:
-                _backprop_ulog_binary(evaluator, expr, env, seed, sink, left, right)
+                _backprop_ulog_binary(walk, expr, seed, left, right)
                 return
             d_left, d_right = OPERATOR_PARTIALS[expr.op](_number(left), _number(right))
-            backprop(evaluator, expr.left, env, seed * _conj(d_left), sink)
-            backprop(evaluator, expr.right, env, seed * _conj(d_right), sink)
+            _backprop(walk, expr.left, seed * _conj(d_left))
+            _backprop(walk, expr.right, seed * _conj(d_right))
     elif kind is ast.Unary:
         if expr.op == "-":
-            backprop(evaluator, expr.operand, env, -seed, sink)
+            _backprop(walk, expr.operand, -seed)
     elif kind is ast.Call:
-        _backprop_call(evaluator, expr, env, seed, sink)
+        _backprop_call(walk, expr, seed)
 
 
 def _number(value):
@@ -136,12 +166,12 @@ _NON_HOLOMORPHIC = {
 # (`f64(l)`, `sin(l)`), and `ulog(r)` gives ∂L/∂r = ∂L/∂ℓ / r.  The drivers report
 # ∂L/∂x = ∂L/∂ℓ / x for ulog parameters.
 
-def _backprop_ulog_binary(evaluator, expr, env, seed, sink, left, right) -> None:
+def _backprop_ulog_binary(walk, expr, seed, left, right) -> None:
     """Log-space adjoints of `* / + -` and `**` with a ulog operand."""
     op = expr.op
     if op == "**":                      # ℓ = ℓa · y
-        backprop(evaluator, expr.left, env, seed * float(_number(right)), sink)
-        backprop(evaluator, expr.right, env, seed * left.log, sink)
+        _backprop(walk, expr.left, seed * float(_number(right)))
+        _backprop(walk, expr.right, seed * left.log)
         return
     a = left if type(left) is ULog else ULog.from_value(left)
     b = right if type(right) is ULog else ULog.from_value(right)
@@ -156,57 +186,54 @@ def _backprop_ulog_binary(evaluator, expr, env, seed, sink, left, right) -> None
         d_right = d_right if op == "+" else -d_right
     for operand, value, partial in ((expr.left, left, d_left), (expr.right, right, d_right)):
         if type(value) is ULog:         # a literal operand was a constant
-            backprop(evaluator, operand, env, seed * partial, sink)
+            _backprop(walk, operand, seed * partial)
 
 
-def _backprop_ulog_call(evaluator, expr: ast.Call, env, seed, sink, value) -> bool:
+def _backprop_ulog_call(walk, expr: ast.Call, seed, value) -> bool:
     """Calls whose argument is a ulog; True when handled."""
     name = expr.func
     if name == "log":                   # log(l) = ℓ, exactly
-        backprop(evaluator, expr.args[0], env, seed, sink)
+        _backprop(walk, expr.args[0], seed)
         return True
     if name == "f64":                   # e^ℓ
-        backprop(evaluator, expr.args[0], env, seed * float(value), sink)
+        _backprop(walk, expr.args[0], seed * float(value))
         return True
     builtin = BUILTINS.get(name)
     if builtin is not None and builtin.partials is not None and len(expr.args) == 1:
         (partial,) = builtin.partials(float(value))
-        backprop(evaluator, expr.args[0], env, seed * partial * float(value), sink)
+        _backprop(walk, expr.args[0], seed * partial * float(value))
         return True
     return name in ("ulog", "one", "zero")
 
 
-def _backprop_call(evaluator, expr: ast.Call, env, seed, sink) -> None:
+def _backprop_call(walk, expr: ast.Call, seed) -> None:
     name = expr.func
     if expr.args and not isinstance(expr.args[0], ast.TypeExpr):
-        first = evaluator.eval(expr.args[0], env)
-        if type(first) is ULog and _backprop_ulog_call(evaluator, expr, env, seed, sink, first):
+        first = walk.value(expr.args[0])
+        if type(first) is ULog and _backprop_ulog_call(walk, expr, seed, first):
             return
         if name == "ulog" and len(expr.args) == 1:      # ℓ = log r: ∂L/∂r = ∂L/∂ℓ / r
             r = float(_number(first))
             if r > 0:
-                backprop(evaluator, expr.args[0], env, seed / r, sink)
+                _backprop(walk, expr.args[0], seed / r)
             return
     if name in ("f64", "f32", "complex", "fixed") and len(expr.args) == 1:
-        backprop(evaluator, expr.args[0], env, seed, sink)
+        _backprop(walk, expr.args[0], seed)
         return
     if name == "complex" and len(expr.args) == 2:
-        backprop(evaluator, expr.args[0], env, seed.real if isinstance(seed, complex)
-                 else seed, sink)
-        backprop(evaluator, expr.args[1], env, seed.imag if isinstance(seed, complex)
-                 else 0.0, sink)
+        _backprop(walk, expr.args[0], seed.real if isinstance(seed, complex) else seed)
+        _backprop(walk, expr.args[1], seed.imag if isinstance(seed, complex) else 0.0)
         return
     builtin = BUILTINS.get(name)
     if builtin is None or builtin.partials is None:
         return                      # structural built-ins (length, zero, …) are constant
-    args = [evaluator.eval(arg, env) for arg in expr.args]
+    args = [walk.value(arg) for arg in expr.args]
     if any(isinstance(a, complex) for a in args):
         z = complex(args[0])
         if builtin.complex_derivative is not None:
-            backprop(evaluator, expr.args[0], env,
-                     seed * _conj(builtin.complex_derivative(z)), sink)
+            _backprop(walk, expr.args[0], seed * _conj(builtin.complex_derivative(z)))
         elif name in _NON_HOLOMORPHIC:
-            backprop(evaluator, expr.args[0], env, _NON_HOLOMORPHIC[name](z, seed), sink)
+            _backprop(walk, expr.args[0], _NON_HOLOMORPHIC[name](z, seed))
         else:
             raise RlangTypeError(f"`{name}` has no gradient for a complex argument",
                                  expr.span)
@@ -214,4 +241,4 @@ def _backprop_call(evaluator, expr: ast.Call, env, seed, sink) -> None:
     partials = builtin.partials(*(a if type(a) is Dual else float(_number(a)) for a in args))
     for arg, partial in zip(expr.args, partials):
         if partial is not None:
-            backprop(evaluator, arg, env, seed * partial, sink)
+            _backprop(walk, arg, seed * partial)

@@ -178,20 +178,23 @@ class Interpreter:
         ref = self.evaluator.ref(stmt.target, env)
         old = ref.get()
         ref.set(ops.accumulate(stmt.op, old, self.update_value(stmt, ref, old, env),
-                               stmt.span, ref.text))
+                               stmt.span, ref))
 
-    def update_value(self, stmt: ast.Update, ref, old, env):
+    def update_value(self, stmt: ast.Update, ref, old, env, memo: dict | None = None):
         """The right-hand side of an update of `ref` (holding `old`): evaluated while
-        the target is watched (invcheck on), a literal adopting the target's type."""
+        the target is watched (invcheck on), a literal adopting the target's type.
+        With `memo`, the value of every node is recorded there (see gvar.backprop)."""
         ev = self.evaluator
+        evaluate = ev.eval if memo is None else \
+            (lambda expr, env: ev.eval_recording(expr, env, memo))
         if self.invcheck:
             ev.watched = ref
             try:
-                rhs = ev.eval(stmt.value, env)
+                rhs = evaluate(stmt.value, env)
             finally:
                 ev.watched = None
         else:
-            rhs = ev.eval(stmt.value, env)
+            rhs = evaluate(stmt.value, env)
         if is_number_literal(stmt.value):
             rhs = adapt_literal(rhs, old, stmt.value)
         if isinstance(old, (np.ndarray, Stack)):

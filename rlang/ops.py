@@ -331,8 +331,9 @@ def truth(value, what: str, span) -> bool:
 
 # ---------------------------------------------------------------- updates
 
-def accumulate(op: str, old, rhs, span, target: str):
-    """The new value of `target op rhs` when `target` holds `old`.
+def accumulate(op: str, old, rhs, span, target):
+    """The new value of `target op rhs` when `target` holds `old`; `target` names the
+    view in messages (a string, or a Ref whose `str()` is computed only then).
 
     The target keeps its type.  The right-hand side may be of a type of the same kind
     or below it (NumPy's "same_kind" casting): an f32 target takes an f64 value
