@@ -37,14 +37,19 @@ class Module:
     def __init__(self, unit, backend: str = "interp", invcheck: bool = True):
         if backend not in BACKENDS:
             raise RlangError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-        if backend != "interp":
-            raise RlangError(f"the {backend} backend is not available in this version; "
-                             "use backend='interp'")
+        if backend == "cuda":
+            raise RlangError("the cuda backend is not available in this version; "
+                             "use backend='interp' or 'llvm'")
         check(unit)
         self.unit = unit
         self.backend = backend
         self.invcheck = invcheck
         self.interpreter = Interpreter(unit, invcheck=invcheck)
+        self.compiled = None
+        if backend == "llvm":
+            from .backends.llvm import LlvmFunctions     # imports llvmlite: only here
+
+            self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
 
     @property
     def functions(self) -> list[str]:
@@ -70,6 +75,8 @@ class Module:
 
     def run_main(self) -> list:
         """Run `main()`; return its store as (name, value) pairs."""
+        if self.compiled is not None:
+            return run_deep(self.compiled.run_main)
         return run_deep(self.interpreter.run_main)
 
 
@@ -84,7 +91,8 @@ class Function:
         return [p.name for p in self.module.unit.functions[self.name].params]
 
     def __call__(self, *args) -> tuple:
-        values = run_deep(self.module.interpreter.call, self.name, list(args), self.inverse)
+        runner = self.module.compiled or self.module.interpreter
+        values = run_deep(runner.call, self.name, list(args), self.inverse)
         return tuple(values)
 
     def __invert__(self) -> "Function":

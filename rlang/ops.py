@@ -20,25 +20,21 @@ import numpy as np
 from .errors import RlangRuntimeError, RlangTypeError
 from .dual import Dual, parts, refuse_tangent
 from .numbers import F32, I32, Fixed, ULog
+from .types_rules import promote
 from .values import a_type, format_value, type_name, wrap_i64
 
 _RANK = {bool: 0, I32: 1, int: 2, F32: 3, float: 4, complex: 5}
 _NUMBER_SYSTEMS = (Fixed, ULog)
 
 
+_TYPE_NAMES = {bool: "bool", I32: "i32", int: "i64", F32: "f32", float: "f64",
+               complex: "complex"}
+_NAME_TYPES = {name: kind for kind, name in _TYPE_NAMES.items()}
+
+
 def _result_type(ta, tb):
-    """NumPy's promotion of two scalar types: bool is absorbed by the other type;
-    i32 ⊔ i64 = i64; f32 ⊔ f64 = f64; any integer with f32 gives f64; complex wins."""
-    if ta is tb:
-        return int if ta is bool else ta
-    if ta is bool:
-        return tb
-    if tb is bool:
-        return ta
-    low, high = (ta, tb) if _RANK[ta] < _RANK[tb] else (tb, ta)
-    if high is F32 and low in (I32, int):
-        return float
-    return high
+    """NumPy's promotion of two scalar types (`types_rules.promote`)."""
+    return _NAME_TYPES[promote(_TYPE_NAMES[ta], _TYPE_NAMES[tb])]
 
 
 def _base(kind):

@@ -174,9 +174,10 @@ class GeneratedProgram:
 class Builder:
     """Draws one program; `draw` is Hypothesis's."""
 
-    def __init__(self, draw, calls: bool = True):
+    def __init__(self, draw, calls: bool = True, stacks: bool = True):
         self.draw = draw
         self.calls = calls
+        self.stacks = stacks
         self.consts: dict[str, str] = {}        # `const` name -> INT | BOOL
         self.counter = 0
         self.signatures: dict[str, Signature] = {}
@@ -344,7 +345,7 @@ class Builder:
         kinds = ["update"] * 6 + ["instr"] * 3 + ["print"]
         if compound:
             kinds += ["if", "parity_if", "for", "for", "from", "while", "compute", "compute",
-                      "push", "block", "annotated", "parallel_for"]
+                      "block", "annotated", "parallel_for"] + ["push"] * self.stacks
             if self.signatures and self.calls:
                 kinds += ["call", "call", "call"]
         kind = self.choice(kinds)
@@ -409,7 +410,7 @@ class Builder:
     def gen_annotated(self, ctx: Ctx):
         """`@invcheckoff S` / `@inbounds S` around a simple or a compound statement."""
         kind = self.choice(["update", "update", "instr", "if", "for", "from", "while", "block",
-                            "call", "push"])
+                            "call"] + ["push"] * self.stacks)
         made = getattr(self, "gen_" + kind)(ctx) if kind != "call" or self.calls else None
         if not made:
             return None
@@ -783,10 +784,12 @@ class Builder:
 
 
 @st.composite
-def programs(draw, max_functions: int = 3, calls: bool = True) -> GeneratedProgram:
+def programs(draw, max_functions: int = 3, calls: bool = True,
+             stacks: bool = True) -> GeneratedProgram:
     """A program of 1..max_functions functions; the last one is the one to run.  With
-    `calls=False` no function calls another (each can be inverted on its own)."""
-    builder = Builder(draw, calls)
+    `calls=False` no function calls another (each can be inverted on its own); with
+    `stacks=False` there is no PUSH/POP."""
+    builder = Builder(draw, calls, stacks)
     consts = []
     for _ in range(draw(st.integers(0, 2))):           # `const C = literal`, read anywhere
         const = builder.fresh("C")
@@ -829,10 +832,10 @@ def arguments(gp: GeneratedProgram) -> st.SearchStrategy[tuple]:
 
 
 @st.composite
-def cases(draw, max_functions: int = 3, calls: bool = True):
+def cases(draw, max_functions: int = 3, calls: bool = True, stacks: bool = True):
     """(program, arguments of its top function): one strategy, so that a test can
     name a case in `@example`."""
-    gp = draw(programs(max_functions, calls))
+    gp = draw(programs(max_functions, calls, stacks))
     return gp, draw(arguments(gp))
 
 

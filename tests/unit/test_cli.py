@@ -241,8 +241,16 @@ def test_running_a_program_without_main_needs_a_function(cli, tmp_path, write_re
 
 
 def test_an_unavailable_backend_is_a_clear_error(cli):
-    code, out, err = cli("run", MULTIPLIER, "--backend", "llvm")
-    assert code == 1 and "llvm" in err and no_traceback(err)
+    code, out, err = cli("run", MULTIPLIER, "--backend", "cuda")
+    assert code == 1 and "cuda" in err and no_traceback(err)
+
+
+def test_the_llvm_backend_runs_like_the_interpreter(cli):
+    for args in ([], ["multiplier", "2.0", "3.0", "5.0"],
+                 ["multiplier", "17.0", "3.0", "5.0", "--inverse"]):
+        code, out, err = cli("run", MULTIPLIER, *args, "--backend", "llvm")
+        assert code == 0, err
+        assert (code, out) == cli("run", MULTIPLIER, *args)[:2]
 
 
 @pytest.mark.parametrize("argv", [

@@ -1,0 +1,79 @@
+"""The llvm backend: run rev functions as native code (LANGUAGE.md §10).
+
+`LlvmFunctions(unit, invcheck, interpreter)` calls functions the way the interpreter
+does — `call(name, args, inverse)` returns the arguments' new values, arrays
+updated in place — by lowering the specialisation for the arguments' types
+(rlang/lower.py), generating LLVM IR (llvm_emit.py) and running the optimised,
+cached object code (llvm_jit.py).  Arguments are bound and checked for aliasing by
+the interpreter's own rules, so both backends accept and refuse the same calls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RlangTypeError
+from ..lower import lower, symbol_of, type_of_value
+from .llvm_emit import emit_module
+from .llvm_jit import compile_module
+
+
+class LlvmFunctions:
+    def __init__(self, unit, invcheck: bool, interpreter):
+        self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
+        self._source_key = _unit_key(unit)
+        self._modules: dict = {}
+
+    def call(self, name: str, args: list, inverse: bool = False) -> list:
+        fn = self.unit.functions[name]
+        if len(args) != len(fn.params):
+            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got "
+                                 f"{len(args)}", fn.span)
+        values = [self.interpreter._bind(fn, p, v, True, p.span)
+                  for p, v in zip(fn.params, args)]
+        if self.invcheck:
+            self.interpreter._check_argument_aliasing(fn, values)
+        values = [_native_array(v) for v in values]
+        types = tuple(type_of_value(v) for v in values)
+        native = self.native(name, types, inverse)
+        return native.call(symbol_of(name, types, inverse), values,
+                           self.interpreter.max_depth)
+
+    def run_main(self) -> list:
+        """Run `main()`; return its store as (name, value) pairs."""
+        if "main" not in self.unit.functions:
+            return self.interpreter.run_main()      # the interpreter's error
+        return self.native("main", (), False).call(symbol_of("main", (), False), [],
+                                                   self.interpreter.max_depth)
+
+    def native(self, name: str, types: tuple, inverse: bool):
+        """The compiled module of one specialisation (memory, then disk cache)."""
+        key = (name, types, inverse)
+        native = self._modules.get(key)
+        if native is None:
+            def build():
+                module = lower(self.unit, name, types, inverse, self.invcheck)
+                return module, emit_module(module)
+
+            native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
+                                    f"{self.invcheck}", build)
+            self._modules[key] = native
+        return native
+
+
+def _native_array(value):
+    """Arrays the generated code can address: aligned, native byte order, element
+    strides.  Others are refused rather than copied (updates must land in place)."""
+    if isinstance(value, np.ndarray):
+        if not value.flags.aligned or not value.dtype.isnative or \
+                any(s % value.itemsize for s in value.strides):
+            raise RlangTypeError("the llvm backend needs aligned arrays in native byte order "
+                                 "with whole-element strides; pass a copy "
+                                 "(np.ascontiguousarray)")
+    return value
+
+
+def _unit_key(unit) -> str:
+    """What the compiled code depends on in the program: every definition, with the
+    source positions its error messages quote."""
+    parts = [repr(unit.program)] + [repr(p) for p in unit.included_programs]
+    return "\n".join(parts)

@@ -1,0 +1,523 @@
+"""LLVM IR generation from the typed reversible IR (rlang/ir.py), with llvmlite.ir.
+
+`emit_module(module, name)` returns an `llvmlite.ir.Module` with one function per
+specialisation (calling convention: rlang/backends/abi.py) and one `<symbol>_entry`
+per specialisation for callers outside generated code.  Expressions are emitted by
+rlang/backends/llvm_expr.py.
+
+Checks are branches to a cold block that records the site id (and a few values) in
+`ctx` and returns 1; a caller that sees 1 appends its call site to `ctx`'s frames
+and returns 1 too, so the Python side can rebuild the call chain (llvm_errors.py).
+Statements that carry no site emit no check at all.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from .. import ir
+from . import abi
+from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, storage_type
+
+#: A tolerance for float deallocation checks (rlang.checks.ATOL).
+from ..checks import ATOL
+
+
+def descriptor_type(ndim: int) -> ll.LiteralStructType:
+    return ll.LiteralStructType([I8.as_pointer(), ll.ArrayType(I64, ndim),
+                                 ll.ArrayType(I64, ndim)])
+
+
+def param_type(t):
+    if isinstance(t, ir.ArrayType):
+        return descriptor_type(t.ndim).as_pointer()
+    return storage_type(t).as_pointer()
+
+
+def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
+    out = ll.Module(name=name)
+    functions = {}
+    for symbol, fn in module.functions.items():
+        fnty = ll.FunctionType(I32, [I64.as_pointer()] + [param_type(p.type)
+                                                          for p in fn.params + fn.results])
+        functions[symbol] = ll.Function(out, fnty, name=symbol)
+    for symbol, fn in module.functions.items():
+        _FunctionEmitter(out, functions, module, fn).emit()
+        _emit_entry(out, functions[symbol], fn)
+    return out
+
+
+def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
+    """`int32 <symbol>_entry(int64 *ctx, void **args)`."""
+    entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
+                                                   I8.as_pointer().as_pointer()]),
+                        name=target.name + "_entry")
+    builder = ll.IRBuilder(entry.append_basic_block("entry"))
+    ctx, args = entry.args
+    values = [ctx]
+    for k, param in enumerate(fn.params + fn.results):
+        raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
+        values.append(builder.bitcast(raw, param_type(param.type)))
+    builder.ret(builder.call(target, values))
+
+
+class _FunctionEmitter(ExprEmitter):
+    """Emits the body of one IR function."""
+
+    def __init__(self, out, functions, module: ir.Module, fn: ir.Function):
+        self.out, self.functions, self.module, self.fn = out, functions, module, fn
+        self.llfn = functions[fn.symbol]
+        self.llfn.attributes.add("nounwind")
+        entry = self.llfn.append_basic_block("entry")
+        self.builder = ll.IRBuilder(entry)
+        self.ctx = self.llfn.args[0]
+        self.slots: dict = {}           # Var → pointer (scalar storage or descriptor)
+        self.array_cache: dict = {}     # Var → (data pointer, shape, strides) values
+        self.results = {}               # store variable → its result pointer
+        for var, arg in zip(fn.params + fn.results, self.llfn.args[1:]):
+            arg.name = _llvm_name(var.name)
+            if var in fn.results:
+                self.results[var] = arg
+            else:
+                self.slots[var] = arg
+            if isinstance(var.type, ir.ArrayType):
+                arg.add_attribute("noalias")
+        super().__init__(self.builder)
+
+    # ------------------------------------------------------------------ body
+    def emit(self) -> None:
+        for var, constant in self.fn.constants:
+            self.slots[var] = self.constant_descriptor(constant, var.name)
+        self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
+        depth_ptr = self.ctx_word(abi.CTX_DEPTH)
+        depth = self.builder.add(self.builder.load(depth_ptr), ll.Constant(I64, 1))
+        self.builder.store(depth, depth_ptr)
+        too_deep = self.builder.icmp_signed(">", depth, self.builder.load(
+            self.ctx_word(abi.CTX_MAX_DEPTH)))
+        self.fail_if(too_deep, self.depth_site(), ())
+        self.emit_body(self.fn.body)
+        if not self.builder.block.is_terminated:
+            self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
+                                                ll.Constant(I64, 1)), depth_ptr)
+            self.builder.ret(ll.Constant(I32, 0))
+
+    def depth_site(self) -> int:
+        return self.module.add_site(ir.Site("depth", self.fn.span, self.fn.name,
+                                            self.fn.inverse))
+
+    def emit_body(self, stmts) -> None:
+        for stmt in stmts:
+            getattr(self, "_" + type(stmt).__name__.lower())(stmt)
+
+    # ---------------------------------------------------------------- errors
+    def ctx_word(self, index: int):
+        return self.builder.gep(self.ctx, [ll.Constant(I64, index)])
+
+    def fail_if(self, condition, site: int | None, values) -> None:
+        """Branch to an error exit recording `site` and `values` when `condition`."""
+        if site is None:
+            return
+        fail = self.llfn.append_basic_block("fail")
+        ok = self.llfn.append_basic_block("ok")
+        self.builder.cbranch(condition, fail, ok)
+        self.builder.position_at_end(fail)
+        self.builder.store(ll.Constant(I64, site + 1), self.ctx_word(abi.CTX_SITE))
+        ints = [v for v in values if v.type == I64]
+        floats = [v for v in values if v.type == F64]
+        for k, value in enumerate(ints[:4]):
+            self.builder.store(value, self.ctx_word(abi.CTX_IVALS + k))
+        for k, value in enumerate(floats[:4]):
+            self.builder.store(self.builder.bitcast(value, I64),
+                               self.ctx_word(abi.CTX_FVALS + k))
+        self.builder.ret(ll.Constant(I32, 1))
+        self.builder.position_at_end(ok)
+
+    def value_for_report(self, value, t: str):
+        """A value as an i64 or a double for the error record."""
+        if t in ("f32", "f64"):
+            return self.builder.fpext(value, F64) if t == "f32" else value
+        if t == "bool":
+            return self.builder.zext(value, I64)
+        return self.builder.sext(value, I64) if t == "i32" else value
+
+    # ---------------------------------------------------------------- places
+    def address(self, place):
+        """The pointer to a place's storage."""
+        if isinstance(place, ir.VarPlace):
+            return self.slots[place.var]
+        return self.element_pointer(place.var, place.indices, place.site)
+
+    def load_place(self, place):
+        return self.from_storage(self.builder.load(self.address(place)), place.type)
+
+    def store_place(self, place, value) -> None:
+        self.builder.store(self.to_storage(value, place.type), self.address(place))
+
+    # ------------------------------------------------------------- statements
+    def _update(self, stmt: ir.Update) -> None:
+        target = stmt.target
+        if isinstance(target, ir.ElemPlace) and stmt.alias_checks:
+            target_indices = [self.expr(i) for i in target.indices]
+            for indices, site in stmt.alias_checks:
+                same = ll.Constant(I1, 1)
+                for a, b in zip(target_indices, indices):
+                    same = self.builder.and_(same, self.builder.icmp_signed("==", a,
+                                                                            self.expr(b)))
+                self.fail_if(same, site, ())
+        pointer = self.address(target)
+        old = self.from_storage(self.builder.load(pointer), target.type)
+        value = self.expr(stmt.value)
+        t = target.type
+        if stmt.op == "^=":
+            new = self.builder.xor(old, value)
+        elif t in ("f32", "f64"):
+            new = self.builder.fadd(old, value) if stmt.op == "+=" else \
+                self.builder.fsub(old, value)
+        else:
+            new = self.builder.add(old, value) if stmt.op == "+=" else \
+                self.builder.sub(old, value)
+        self.builder.store(self.to_storage(new, t), pointer)
+
+    def _instr(self, stmt: ir.Instr) -> None:
+        places = stmt.places
+        if stmt.alias_site is not None:
+            same = ll.Constant(I1, 1)
+            for a, b in zip(places[0].indices, places[1].indices):
+                same = self.builder.and_(same, self.builder.icmp_signed(
+                    "==", self.expr(a), self.expr(b)))
+            self.fail_if(same, stmt.alias_site, ())
+        t = places[0].type
+        name = stmt.name
+        if name == "SWAP":
+            pa, pb = self.address(places[0]), self.address(places[1])
+            a, b = self.builder.load(pa), self.builder.load(pb)
+            self.builder.store(b, pa)
+            self.builder.store(a, pb)
+            return
+        if name in ("NEG", "INC", "DEC", "FLIP"):
+            pointer = self.address(places[0])
+            x = self.from_storage(self.builder.load(pointer), t)
+            if name == "FLIP":
+                new = self.builder.xor(x, ll.Constant(I1, 1))
+            elif name == "NEG":
+                new = self.builder.fneg(x) if t in ("f32", "f64") else self.builder.neg(x)
+            else:
+                one = self.constant(1, t)
+                add = self.builder.fadd if t in ("f32", "f64") else self.builder.add
+                sub = self.builder.fsub if t in ("f32", "f64") else self.builder.sub
+                new = add(x, one) if name == "INC" else sub(x, one)
+            self.builder.store(self.to_storage(new, t), pointer)
+            return
+        self._rotation(stmt, t)
+
+    def _rotation(self, stmt: ir.Instr, t: str) -> None:
+        """ROT, IROT and HADAMARD, computed as the interpreter does (in f64)."""
+        pa, pb = self.address(stmt.places[0]), self.address(stmt.places[1])
+        a = self.to_f64(self.builder.load(pa), t)
+        b = self.to_f64(self.builder.load(pb), t)
+        b_ = self.builder
+        if stmt.name == "HADAMARD":
+            s = ll.Constant(F64, 0.5 ** 0.5)
+            new_a = b_.fmul(b_.fadd(a, b), s)
+            new_b = b_.fmul(b_.fsub(a, b), s)
+        else:
+            theta = self.to_f64(self.expr(stmt.angle), t)
+            c = self.call_math("cos", [theta])
+            s = self.call_math("sin", [theta])
+            if stmt.name == "ROT":
+                new_a = b_.fsub(b_.fmul(c, a), b_.fmul(s, b))
+                new_b = b_.fadd(b_.fmul(s, a), b_.fmul(c, b))
+            else:
+                new_a = b_.fadd(b_.fmul(c, a), b_.fmul(s, b))
+                new_b = b_.fsub(b_.fmul(c, b), b_.fmul(s, a))
+        self.builder.store(self.from_f64(new_a, t), pa)
+        self.builder.store(self.from_f64(new_b, t), pb)
+
+    def _alloc(self, stmt: ir.Alloc) -> None:
+        var = stmt.var
+        if isinstance(var.type, ir.ArrayType):
+            self._alloc_array(stmt)
+            return
+        slot = self.results.get(var) or self.entry_alloca(storage_type(var.type), var.name)
+        self.slots[var] = slot
+        self.builder.store(self.to_storage(self.expr(stmt.value), var.type), slot)
+
+    def constant_data(self, constant: ir.ConstArray):
+        """A pointer to the elements of a constant array (a private global)."""
+        elem = storage_type(constant.elem)
+        values = [self.to_storage_constant(v, constant.elem) for v in constant.values]
+        array_type = ll.ArrayType(elem, len(values))
+        data = ll.GlobalVariable(self.out, array_type,
+                                 name=self.out.get_unique_name("rev_const"))
+        data.global_constant = True
+        data.linkage = "private"
+        data.initializer = ll.Constant(array_type, values)
+        return self.builder.bitcast(data, elem.as_pointer())
+
+    def to_storage_constant(self, value, t: str):
+        if t == "bool":
+            return ll.Constant(I8, int(bool(value)))
+        return self.constant(value, t)
+
+    def constant_descriptor(self, constant: ir.ConstArray, name: str):
+        desc = self.entry_alloca(descriptor_type(len(constant.shape)), name)
+        data = self.builder.bitcast(self.constant_data(constant), I8.as_pointer())
+        self.fill_descriptor(desc, data, [ll.Constant(I64, n) for n in constant.shape])
+        return desc
+
+    def fill_descriptor(self, desc, data, dims) -> None:
+        """Store data pointer, shape and C-order strides into a descriptor."""
+        b = self.builder
+        b.store(data, b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+        stride = ll.Constant(I64, 1)
+        for axis in reversed(range(len(dims))):
+            b.store(dims[axis], b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 1),
+                                             ll.Constant(I32, axis)]))
+            b.store(stride, b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 2),
+                                         ll.Constant(I32, axis)]))
+            stride = b.mul(stride, dims[axis])
+
+    def _alloc_array(self, stmt: ir.Alloc) -> None:
+        var = stmt.var
+        ndim = var.type.ndim
+        desc = self.results.get(var) or self.entry_alloca(descriptor_type(ndim), var.name)
+        dims = [self.expr(d) for d in stmt.dims]
+        negative = ll.Constant(I1, 0)
+        count = ll.Constant(I64, 1)
+        for d in dims:
+            negative = self.builder.or_(negative, self.builder.icmp_signed("<", d,
+                                                                          ll.Constant(I64, 0)))
+            count = self.builder.mul(count, d)
+        self.fail_if(negative, self.module.add_site(ir.Site(
+            "zeros", None, self.fn.name, self.fn.inverse, (var.name,))), dims[:4])
+        size = self.builder.mul(count, ll.Constant(I64, _byte_size(var.type.elem)))
+        data = self.builder.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
+                                 [count, ll.Constant(I64, _byte_size(var.type.elem))])
+        failed = self.builder.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
+        self.fail_if(self.builder.and_(failed, self.builder.icmp_signed(
+            ">", size, ll.Constant(I64, 0))), self.module.add_site(ir.Site(
+                "zeros_memory", None, self.fn.name, self.fn.inverse, (var.name,))), [size])
+        self.fill_descriptor(desc, data, dims)
+        if isinstance(stmt.value, ir.ConstArray):
+            memcpy = self.runtime("memcpy", I8.as_pointer(),
+                                  [I8.as_pointer(), I8.as_pointer(), I64])
+            source = self.builder.bitcast(self.constant_data(stmt.value), I8.as_pointer())
+            self.builder.call(memcpy, [data, source, size])
+        self.slots[var] = desc
+
+    def _dealloc(self, stmt: ir.Dealloc) -> None:
+        var = stmt.var
+        if isinstance(var.type, ir.ArrayType):
+            data, shape, _ = self.array_parts(var)
+            if stmt.site is not None:
+                count = ll.Constant(I64, 1)
+                for extent in shape:
+                    count = self.builder.mul(count, extent)
+                if isinstance(stmt.value, ir.ConstArray):
+                    nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
+                                                [data, self.constant_data(stmt.value), count])
+                else:
+                    nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
+                                                [data, count])
+                self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
+                             stmt.site, [nonzero])
+            self.builder.call(self.runtime("free", ll.VoidType(), [I8.as_pointer()]),
+                              [self.builder.bitcast(data, I8.as_pointer())])
+            return
+        if stmt.site is not None:
+            value = self.from_storage(self.builder.load(self.slots[var]), var.type)
+            expected = self.expr(stmt.value)
+            differs = self.values_differ(value, expected, var.type)
+            self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
+                                              self.value_for_report(expected, var.type)])
+
+    def values_differ(self, value, expected, t: str):
+        """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for
+        floats, two NaNs equal."""
+        b = self.builder
+        if t not in ("f32", "f64"):
+            return b.icmp_signed("!=", value, expected)
+        x, y = self.to_f64(value, t), self.to_f64(expected, t)
+        equal = b.fcmp_ordered("==", x, y)
+        close = b.fcmp_ordered("<=", self.call_math("fabs", [b.fsub(x, y)]),
+                               ll.Constant(F64, ATOL))
+        both_nan = b.and_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
+        return b.not_(b.or_(b.or_(equal, close), both_nan))
+
+    def _print(self, stmt: ir.Print) -> None:
+        values = [(text, value) for text, value in stmt.args if value is not None]
+        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(values))), "print")
+        for k, (_, value) in enumerate(values):
+            t = value.type
+            x = self.expr(value)
+            as_double = self.to_f64(x, t) if t in ("f32", "f64") else \
+                self.builder.bitcast(self.value_for_report(x, t), F64)
+            self.builder.store(as_double, self.builder.gep(
+                buffer, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
+        hook = self.print_hook()
+        function = self.builder.load(hook)
+        present = self.builder.icmp_unsigned("!=", function,
+                                             ll.Constant(function.type, None))
+        with self.builder.if_then(present):
+            self.builder.call(function, [ll.Constant(I64, stmt.site),
+                                         self.builder.bitcast(buffer, F64.as_pointer())])
+
+    def _assert(self, stmt: ir.Assert) -> None:
+        self.fail_if(self.builder.not_(self.expr(stmt.cond)), stmt.site, ())
+
+    # ----------------------------------------------------------- control flow
+    def _if(self, stmt: ir.If) -> None:
+        b = self.builder
+        done = self.llfn.append_basic_block("if.end")
+        taken_slot = self.entry_alloca(I64, "taken") if stmt.site is not None else None
+        for k, branch in enumerate(stmt.branches):
+            then = self.llfn.append_basic_block(f"if.then{k}")
+            other = self.llfn.append_basic_block(f"if.else{k}")
+            b.cbranch(self.expr(branch.pre), then, other)
+            b.position_at_end(then)
+            if taken_slot is not None:
+                b.store(ll.Constant(I64, k), taken_slot)
+            self.emit_body(branch.body)
+            if not b.block.is_terminated:
+                b.branch(done)
+            b.position_at_end(other)
+        if taken_slot is not None:
+            b.store(ll.Constant(I64, len(stmt.branches)), taken_slot)
+        self.emit_body(stmt.orelse)
+        if not b.block.is_terminated:
+            b.branch(done)
+        b.position_at_end(done)
+        if taken_slot is not None:
+            self._check_if_posts(stmt, b.load(taken_slot))
+
+    def _check_if_posts(self, stmt: ir.If, taken) -> None:
+        """After branch `taken` (len(branches): else), its post holds and no earlier
+        post does; the site of branch k is `stmt.site + k`."""
+        b = self.builder
+        for k, branch in enumerate(stmt.branches):
+            holds = self.expr(branch.post)
+            is_taken = b.icmp_signed("==", taken, ll.Constant(I64, k))
+            earlier = b.icmp_signed(">", taken, ll.Constant(I64, k))
+            bad = b.or_(b.and_(is_taken, b.not_(holds)), b.and_(earlier, holds))
+            self.fail_if(bad, stmt.site + k, [taken])
+
+    def _while(self, stmt: ir.While) -> None:
+        b = self.builder
+        if stmt.site is not None:
+            self.fail_if(self.expr(stmt.post), stmt.site, [ll.Constant(I64, 0)])
+        head = self.llfn.append_basic_block("while.head")
+        body = self.llfn.append_basic_block("while.body")
+        done = self.llfn.append_basic_block("while.end")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(self.expr(stmt.pre), body, done)
+        b.position_at_end(body)
+        self.emit_body(stmt.body)
+        if stmt.site is not None:
+            self.fail_if(b.not_(self.expr(stmt.post)), stmt.site, [ll.Constant(I64, 1)])
+        b.branch(head)
+        b.position_at_end(done)
+
+    def _from(self, stmt: ir.From) -> None:
+        b = self.builder
+        if stmt.site is not None:
+            self.fail_if(b.not_(self.expr(stmt.start)), stmt.site, [ll.Constant(I64, 0)])
+        body = self.llfn.append_basic_block("from.body")
+        test = self.llfn.append_basic_block("from.test")
+        step = self.llfn.append_basic_block("from.step")
+        done = self.llfn.append_basic_block("from.end")
+        b.branch(body)
+        b.position_at_end(body)
+        self.emit_body(stmt.body)
+        b.branch(test)
+        b.position_at_end(test)
+        b.cbranch(self.expr(stmt.stop), done, step)
+        b.position_at_end(step)
+        self.emit_body(stmt.step)
+        if stmt.site is not None:
+            self.fail_if(self.expr(stmt.start), stmt.site, [ll.Constant(I64, 1)])
+        b.branch(body)
+        b.position_at_end(done)
+
+    def _for(self, stmt: ir.For) -> None:
+        b = self.builder
+        start, step, stop = (self.expr(e) for e in (stmt.start, stmt.step, stmt.stop))
+        zero = ll.Constant(I64, 0)
+        self.fail_if(b.icmp_signed("==", step, zero), stmt.step_site, ())
+        # the number of iterations: max(0, (stop - start) // step + 1), without overflow
+        # for the ranges a program can run; the index is computed, not carried.
+        span = b.sub(stop, start)
+        count = b.add(self.floor_div_i64(span, step), ll.Constant(I64, 1))
+        count = b.select(b.icmp_signed("<", count, zero), zero, count)
+        slot = self.entry_alloca(I64, stmt.var.name)
+        self.slots[stmt.var] = slot
+        counter = self.entry_alloca(I64, "iteration")
+        b.store(zero, counter)
+        head = self.llfn.append_basic_block("for.head")
+        body = self.llfn.append_basic_block("for.body")
+        done = self.llfn.append_basic_block("for.end")
+        b.branch(head)
+        b.position_at_end(head)
+        n = b.load(counter)
+        b.cbranch(b.icmp_signed("<", n, count), body, done)
+        b.position_at_end(body)
+        index = b.add(start, b.mul(n, step))
+        b.store(index, slot)
+        self.emit_body(stmt.body)
+        if stmt.site is not None:
+            now = b.load(slot)
+            self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
+        b.store(b.add(n, ll.Constant(I64, 1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
+        if stmt.site is not None:
+            after = [self.expr(e) for e in (stmt.start, stmt.step, stmt.stop)]
+            for k, (before, now) in enumerate(zip((start, step, stop), after)):
+                self.fail_if(b.icmp_signed("!=", before, now), stmt.site + 1 + k,
+                             [before, now, start, step])
+
+    # ----------------------------------------------------------------- calls
+    def _call(self, stmt: ir.Call) -> None:
+        b = self.builder
+        if stmt.alias_site is not None:
+            self._check_call_aliasing(stmt)
+        args = [self.ctx]
+        for arg in stmt.args:
+            args.append(self.address(arg))
+        status = b.call(self.functions[stmt.callee], args)
+        failed = b.icmp_signed("!=", status, ll.Constant(I32, 0))
+        with b.if_then(failed, likely=False):
+            count_ptr = self.ctx_word(abi.CTX_NFRAMES)
+            count = b.load(count_ptr)
+            with b.if_then(b.icmp_signed("<", count, ll.Constant(I64, abi.MAX_FRAMES))):
+                b.store(ll.Constant(I64, stmt.site),
+                        b.gep(self.ctx, [b.add(count, ll.Constant(I64, abi.CTX_FRAMES))]))
+                b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
+            b.ret(status)
+
+    def _check_call_aliasing(self, stmt: ir.Call) -> None:
+        """Written arguments must not overlap another argument: compare addresses
+        (scalars, elements) and data pointers (arrays)."""
+        b = self.builder
+        written = set(self.module.sites[stmt.alias_site].detail[1])
+        pointers = []
+        for arg in stmt.args:
+            if isinstance(arg, ir.VarPlace) and isinstance(arg.var.type, ir.ArrayType):
+                data, _, _ = self.array_parts(arg.var)
+                pointers.append(b.ptrtoint(data, I64))
+            else:
+                pointers.append(b.ptrtoint(self.address(arg), I64))
+        for i in sorted(written):
+            for j in range(len(pointers)):
+                if j == i or (j in written and j < i):
+                    continue
+                same = b.icmp_unsigned("==", pointers[i], pointers[j])
+                self.fail_if(same, stmt.alias_site, [ll.Constant(I64, i), ll.Constant(I64, j)])
+
+
+def _byte_size(scalar: str) -> int:
+    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}[scalar]
+
+
+def _llvm_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+

@@ -1,0 +1,232 @@
+"""Turn the error record of a failed compiled call into the interpreter's RlangError.
+
+`error_from_context(ctx, sites, max_depth)` reads the failed site, its values and the
+recorded call sites from the `ctx` words (layout: rlang/backends/abi.py) and builds
+the same error class, message, span and call chain (function, call site, direction)
+that the interpreter raises.  Compiled frames do not carry their variables, so the
+chain has no `with …` lines.
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+from ..errors import Frame, ReversibilityError, RlangRuntimeError
+from ..values import format_value
+from . import abi
+
+
+def _float(word: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", word))[0]
+
+
+def _scalar(ints, floats, t: str, k: int):
+    """The k-th reported value of type t (ints and floats are numbered separately)."""
+    if t in ("f32", "f64"):
+        return floats[k]
+    if t == "bool":
+        return bool(ints[k])
+    return ints[k]
+
+
+def error_from_context(ctx, sites, max_depth: int):
+    site = sites[ctx[abi.CTX_SITE] - 1]
+    ints = [ctx[abi.CTX_IVALS + k] for k in range(4)]
+    floats = [_float(ctx[abi.CTX_FVALS + k]) for k in range(4)]
+    error = _BUILD[site.kind](site, ints, floats, max_depth)
+    frames = [sites[ctx[abi.CTX_FRAMES + k]] for k in range(ctx[abi.CTX_NFRAMES])]
+    if site.kind == "depth" and frames:
+        error.span = frames[0].span
+    function, inverse = site.function, site.inverse
+    for call in frames:
+        error.add_frame(Frame(function, call.span, inverse))
+        function, inverse = call.function, call.inverse
+    error.add_frame(Frame(function, None, inverse))
+    return error
+
+
+def _bounds(site, ints, floats, _):
+    return RlangRuntimeError(f"index {ints[0]} is out of bounds for an axis of length "
+                             f"{ints[1]} (indices are 0-based)", site.span)
+
+
+def _alias(site, ints, floats, _):
+    target, read = site.detail
+    return ReversibilityError(f"`{target}` is read by the right-hand side of its own update "
+                              f"(the same memory as `{read}`)", site.span)
+
+
+def _instr_alias(site, ints, floats, _):
+    name, a, b = site.detail
+    return ReversibilityError(f"{name} operands `{a}` and `{b}` are the same memory",
+                              site.span)
+
+
+def _intdiv(site, ints, floats, _):
+    return RlangRuntimeError(f"integer division by zero: {ints[0]} {site.detail[0]} 0",
+                             site.span)
+
+
+def _intpow(site, ints, floats, _):
+    return RlangRuntimeError(f"integer {ints[0]} raised to the negative power {ints[1]}; "
+                             "use a float base", site.span)
+
+
+def _if(site, ints, floats, _):
+    k, posts = site.detail
+    taken = ints[0]
+    is_condition, post = posts[k]
+    if k == taken:
+        what = "condition" if is_condition else "postcondition"
+        return ReversibilityError(f"`if` {what} `{post}` is false after its branch ran" +
+                                  (" (the branch changed its own condition)" if is_condition
+                                   else ""), site.span)
+    where = "the else branch" if taken == len(posts) else f"branch {taken + 1}"
+    return ReversibilityError(f"`if` postcondition `{post}` of branch {k + 1} holds after "
+                              f"{where} ran, so running backward would take the wrong branch",
+                              site.span)
+
+
+def _while(site, ints, floats, _):
+    post = site.detail[0]
+    if ints[0] == 0:
+        return ReversibilityError(f"`while` postcondition `{post}` must be false when the "
+                                  "loop starts", site.span)
+    return ReversibilityError(f"`while` postcondition `{post}` must hold after every "
+                              "iteration", site.span)
+
+
+def _from(site, ints, floats, _):
+    start = site.detail[0]
+    if ints[0] == 0:
+        return ReversibilityError(f"`from` condition `{start}` must hold when the loop "
+                                  "starts", site.span)
+    return ReversibilityError(f"`from` condition `{start}` must be false after the first "
+                              "iteration", site.span)
+
+
+def _for(site, ints, floats, _):
+    return ReversibilityError(f"the body of the loop changed its index `{site.detail[0]}` "
+                              f"from {ints[0]} to {ints[1]}", site.span)
+
+
+def _for_bound(site, ints, floats, _):
+    k, text = site.detail
+    what = ("start", "step", "stop")[k]
+    return ReversibilityError(f"the {what} of the loop range `{text}` changed from "
+                              f"{ints[0]} to {ints[1]} while the loop ran", site.span)
+
+
+def _for_zero_step(site, ints, floats, _):
+    return RlangRuntimeError("the step of a `for` range must not be zero", site.span)
+
+
+def _reported_pair(t, ints, floats):
+    if t in ("f32", "f64"):
+        return floats[0], floats[1]
+    if t == "bool":
+        return bool(ints[0]), bool(ints[1])
+    return ints[0], ints[1]
+
+
+def _dealloc(site, ints, floats, _):
+    name, t = site.detail
+    value, expected = _reported_pair(t, ints, floats)
+    return ReversibilityError(f"deallocation check failed: {name} = {_format_typed(value, t)}, "
+                              f"expected {_format_typed(expected, t)}", site.span)
+
+
+def _dealloc_array(site, ints, floats, _):
+    return ReversibilityError(f"deallocation check failed: {site.detail[0]} has {ints[0]} "
+                              "nonzero element(s), expected all zeros", site.span)
+
+
+def _argument(site, ints, floats, _):
+    function, k, param, t = site.detail
+    after, before = _reported_pair(t, ints, floats)
+    return ReversibilityError(
+        f"`{function}` changed its argument {k + 1} (`{param}`), which is an expression, "
+        f"not a view: {_format_typed(before, t)} became {_format_typed(after, t)}", site.span)
+
+
+def _call_alias(site, ints, floats, _):
+    function, _written, params, texts = site.detail
+    i, j = ints[0], ints[1]
+    low, high = min(i, j), max(i, j)
+    return ReversibilityError(
+        f"arguments {low + 1} and {high + 1} of `{function}` (`{texts[low]}` and "
+        f"`{texts[high]}`) are the same memory, and `{params[i]}` is written", site.span)
+
+
+def _depth(site, ints, floats, max_depth):
+    return RlangRuntimeError(f"call depth exceeded the limit of {max_depth} (unbounded "
+                             "recursion?)", site.span)
+
+
+def _assert(site, ints, floats, _):
+    cond, message = site.detail
+    text = f"assertion failed: {cond}" + (f": {message}" if message is not None else "")
+    return RlangRuntimeError(text, site.span)
+
+
+def _convert(site, ints, floats, _):
+    name, source = site.detail
+    value = floats[0] if source in ("f32", "f64") else ints[0]
+    shown = format_value(value)
+    if name == "bool":
+        return RlangRuntimeError(f"bool({shown}): only 0 and 1 convert to bool", site.span)
+    if isinstance(value, float) and not (math.isfinite(value) and value == math.floor(value)):
+        return RlangRuntimeError(f"{name}({shown}): not an integer; use floor, ceil or round "
+                                 "first", site.span)
+    return RlangRuntimeError(f"{name}({shown}): out of the range of {name}", site.span)
+
+
+def _zeros(site, ints, floats, _):
+    bad = next((n for n in ints if n < 0), ints[0])
+    return RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, got {bad}",
+                             site.span)
+
+
+def _zeros_memory(site, ints, floats, _):
+    return RlangRuntimeError(f"`zeros`: cannot allocate {ints[0]} bytes for "
+                             f"`{site.detail[0]}`", site.span)
+
+
+_BUILD = {
+    "bounds": _bounds, "alias": _alias, "instr_alias": _instr_alias, "intdiv": _intdiv,
+    "intpow": _intpow, "if": _if, "while": _while, "from": _from, "for": _for,
+    "for_bound": _for_bound, "for_zero_step": _for_zero_step, "dealloc": _dealloc,
+    "dealloc_array": _dealloc_array, "argument": _argument, "call_alias": _call_alias,
+    "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
+    "zeros_memory": _zeros_memory,
+}
+
+
+def print_line(site, values) -> str:
+    """The text `@safe print/show` writes, from the reported doubles."""
+    kind, shape = site.detail
+    parts, k = [], 0
+    for text, t in shape:
+        if t is None:
+            parts.append(text)
+            continue
+        value = values[k]
+        k += 1
+        if t not in ("f32", "f64"):
+            value = struct.unpack("<q", struct.pack("<d", value))[0]
+            value = bool(value) if t == "bool" else value
+        shown = _format_typed(value, t)
+        parts.append(f"{text} = {shown}" if kind == "show" else shown)
+    return (", " if kind == "show" else " ").join(parts)
+
+
+def _format_typed(value, t: str) -> str:
+    if t == "f32":
+        from ..numbers import F32
+
+        return format_value(F32(value))
+    if t == "i32":
+        from ..numbers import I32
+
+        return format_value(I32(value))
+    return format_value(value)

@@ -1,0 +1,357 @@
+"""The typed reversible IR: what the compiled backends (llvm, cuda) generate code from.
+
+`lower.lower_program` produces it from the checked AST, one `Function` per
+specialisation (function name, direction, argument types).  Everything the code
+generators need is explicit here:
+
+- every value has a type: a scalar type name (`SCALAR_TYPES`), an `ArrayType` or a
+  `StackType`; operands of an operator already have the operator's type (the
+  promotions and literal rules of LANGUAGE.md §3 were applied by the lowering);
+- every variable is a `Var` object (compared by identity), so scoping is resolved;
+- `@routine`, `~begin … end`, `@zeros`, calls with expression arguments and the
+  post-condition defaults of `if` have been expanded into plain statements;
+- every runtime check is a `site`: an index into `Module.sites`, where a `Site` says
+  what is checked, where in the source and in which direction.  A statement carries
+  `None` where the check is off (`@invcheckoff`, `invcheck=False`, `@inbounds`), so a
+  generator emits exactly the checks it finds.
+
+The IR is plain data (frozen dataclasses); passes build new trees.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .span import Span
+
+#: Scalar types, from the narrowest.
+SCALAR_TYPES = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog", "complex")
+INTEGER_TYPES = ("bool", "i32", "i64")
+FLOAT_TYPES = ("f32", "f64")
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    elem: str
+    ndim: int
+
+    def __str__(self):
+        return f"{self.elem}[{','.join(':' * self.ndim)}]"
+
+
+@dataclass(frozen=True)
+class StackType:
+    elem: str
+
+    def __str__(self):
+        return f"stack{{{self.elem}}}"
+
+
+def type_text(t) -> str:
+    return t if isinstance(t, str) else str(t)
+
+
+class Var:
+    """A variable of one function: a parameter or an ancilla.  Compared by identity."""
+
+    __slots__ = ("name", "type", "is_param")
+
+    def __init__(self, name: str, type_, is_param: bool = False):
+        self.name, self.type, self.is_param = name, type_, is_param
+
+    def __repr__(self):
+        return f"Var({self.name}: {type_text(self.type)})"
+
+
+# ------------------------------------------------------------------- expressions
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    type: str
+
+
+@dataclass(frozen=True)
+class ConstArray:
+    """An array literal with constant elements (C order), as an ancilla's value."""
+
+    values: tuple
+    shape: tuple
+    elem: str
+
+    @property
+    def type(self):
+        return ArrayType(self.elem, len(self.shape))
+
+
+@dataclass(frozen=True)
+class Read:
+    """The value of a scalar variable (or the array/stack itself, as a call argument)."""
+
+    var: Var
+
+    @property
+    def type(self):
+        return self.var.type
+
+
+@dataclass(frozen=True)
+class Load:
+    """An array element; `site` is the bounds check (None: unchecked)."""
+
+    var: Var
+    indices: tuple
+    site: int | None
+
+    @property
+    def type(self):
+        return self.var.type.elem
+
+
+@dataclass(frozen=True)
+class Dim:
+    """The extent of `var` along `axis` (axis None: the number of elements)."""
+
+    var: Var
+    axis: int | None
+    type: str = "i64"
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str                 # "-", "!", "~"
+    operand: object
+    type: str
+
+
+@dataclass(frozen=True)
+class Binary:
+    """An arithmetic or bitwise operator with both operands of `type` (the result's
+    type); `site` is the integer-division-by-zero check of `//` and `%`."""
+
+    op: str
+    left: object
+    right: object
+    type: str
+    site: int | None = None
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str
+    left: object
+    right: object
+    type: str = "bool"
+
+
+@dataclass(frozen=True)
+class Logic:
+    """Short-circuit `&&` / `||`."""
+
+    op: str
+    left: object
+    right: object
+    type: str = "bool"
+
+
+@dataclass(frozen=True)
+class Convert:
+    """`type(operand)`; `site` checks a conversion that can fail (a float to an
+    integer must be integral and in range, an integer to i32 in range, to bool 0 or 1)."""
+
+    operand: object
+    type: str
+    site: int | None = None
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A registry function (primitives.BUILTINS) with arguments of its type."""
+
+    name: str
+    args: tuple
+    type: str
+
+
+# ------------------------------------------------------------------------ places
+
+@dataclass(frozen=True)
+class VarPlace:
+    var: Var
+
+    @property
+    def type(self):
+        return self.var.type
+
+
+@dataclass(frozen=True)
+class ElemPlace:
+    var: Var
+    indices: tuple
+    site: int | None
+
+    @property
+    def type(self):
+        return self.var.type.elem
+
+
+# -------------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Update:
+    """`target op= value`.  `alias_checks` are (indices, site) pairs, one per read of
+    the target's array by the value: at run time, those indices must not be the
+    target's (LANGUAGE.md §5); empty when unchecked."""
+
+    target: object
+    op: str
+    value: object
+    alias_checks: tuple = ()
+
+
+@dataclass(frozen=True)
+class Instr:
+    """SWAP NEG INC DEC FLIP ROT IROT HADAMARD on places; `angle` for ROT/IROT;
+    `alias_site` checks that the two places of SWAP/ROT/HADAMARD differ."""
+
+    name: str
+    places: tuple
+    angle: object = None
+    alias_site: int | None = None
+
+
+@dataclass(frozen=True)
+class Branch:
+    pre: object
+    post: object
+    body: tuple
+
+
+@dataclass(frozen=True)
+class If:
+    """The first branch whose `pre` holds runs; with `site`, after branch k its `post`
+    must hold and no earlier `post` (after `orelse`: none)."""
+
+    branches: tuple
+    orelse: tuple
+    site: int | None
+
+
+@dataclass(frozen=True)
+class While:
+    pre: object
+    post: object
+    body: tuple
+    site: int | None
+
+
+@dataclass(frozen=True)
+class From:
+    start: object
+    body: tuple
+    step: tuple
+    stop: object
+    site: int | None
+
+
+@dataclass(frozen=True)
+class For:
+    """`for var = start:step:stop` (inclusive).  With `site`, the body may change
+    neither the index (`site`) nor the bounds (`site + 1` … `site + 3`)."""
+
+    var: Var
+    start: object
+    step: object
+    stop: object
+    body: tuple
+    site: int | None
+    step_site: int                  # the step must not be zero (always checked)
+    parallel: bool = False
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of the specialisation `callee` (a `Module.functions` key).  `args` are
+    places or `Read`s of whole arrays; `alias_site` checks written arguments do not
+    overlap; `site` is the call site (call chains, depth limit)."""
+
+    callee: str
+    args: tuple
+    site: int
+    alias_site: int | None = None
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """A new scalar ancilla with a value, or a new array ancilla: of zeros (`dims`) or
+    a copy of a `ConstArray` (`value`)."""
+
+    var: Var
+    value: object = None
+    dims: tuple = ()
+
+
+@dataclass(frozen=True)
+class Dealloc:
+    """Free an ancilla; with `site`, its value must equal `value` (floats within the
+    tolerance; arrays: a `ConstArray`, or all zero when `value` is None)."""
+
+    var: Var
+    value: object
+    site: int | None
+
+
+@dataclass(frozen=True)
+class Print:
+    """`@safe print/show`: `args` are (text, expression) pairs."""
+
+    kind: str
+    args: tuple
+    site: int
+
+
+@dataclass(frozen=True)
+class Assert:
+    cond: object
+    site: int
+
+
+# ----------------------------------------------------------------- functions
+
+@dataclass
+class Function:
+    """One specialisation: `symbol` is its name in generated code."""
+
+    symbol: str
+    name: str               # the rev name
+    inverse: bool
+    params: tuple           # of Var
+    body: tuple
+    span: Span | None = None
+    results: tuple = ()     # `main`'s store: ancillas left allocated, in order
+    constants: tuple = ()   # (Var, ConstArray) of the constant arrays the body reads
+
+
+@dataclass(frozen=True)
+class Site:
+    """A runtime check or a call site: `kind` names the check (see
+    backends/errors.py), `span` its source, `function` and `inverse` the frame."""
+
+    kind: str
+    span: Span | None
+    function: str
+    inverse: bool
+    detail: tuple = ()      # what the error message needs (texts, types), by kind
+
+
+@dataclass
+class Module:
+    """The lowered program: the entry specialisation, every function it reaches, and
+    the site table."""
+
+    entry: str
+    functions: dict = field(default_factory=dict)      # symbol → Function
+    sites: list = field(default_factory=list)
+
+    def add_site(self, site: Site) -> int:
+        self.sites.append(site)
+        return len(self.sites) - 1

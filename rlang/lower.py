@@ -1,0 +1,586 @@
+"""Lowering: checked AST → typed reversible IR (rlang/ir.py), specialised per types.
+
+`lower(unit, name, arg_types, inverse, invcheck)` returns an `ir.Module` whose entry
+is the specialisation of function `name` (or of its inverse) for `arg_types` (IR
+types, see `type_of_value`), together with every specialisation it calls.
+
+The typing rules are those of the interpreter (LANGUAGE.md §3, §7), decided here on
+types instead of values: NumPy promotion (`types.promote`), a number literal taking
+the type of a narrower operand (`x * 2.0` is f32 when x is), `/` of integers giving
+f64, functions of integers giving f64 except the integer-preserving ones.  Inverse
+functions are lowered from the inverted AST (`rlang.invert`), so the IR has no
+notion of direction except in its sites (for error reports).
+
+Constructs the compiled backends do not handle yet are refused with
+`BackendUnsupported`, naming the construct and its source position.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ast, ir
+from .errors import RlangTypeError
+from .evaluate import Evaluator, is_number_literal
+from .invert import invert_body
+from .numbers import F32, I32
+from .primitives import BUILTINS, CONSTANTS
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
+
+
+def type_of_value(value, backend: str = "llvm"):
+    """The IR type of a Python argument value (BackendUnsupported if none)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, I32):
+        return "i32"
+    if isinstance(value, int):
+        return "i64"
+    if isinstance(value, F32):
+        return "f32"
+    if isinstance(value, float):
+        return "f64"
+    if isinstance(value, np.ndarray):
+        scalar = _DTYPE_SCALARS.get(value.dtype)
+        if scalar is not None and value.ndim > 0 and type(value) is np.ndarray:
+            return ir.ArrayType(scalar, value.ndim)
+    from .values import a_type
+    raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
+                             "arguments yet")
+
+
+_DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
+                  np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+                  np.dtype(np.bool_): "bool"}
+
+
+def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> ir.Module:
+    """The IR module of `name` (its inverse when `inverse`) for `arg_types`."""
+    lowering = _Lowering(unit, invcheck)
+    entry = lowering.specialise(name, tuple(arg_types), inverse)
+    lowering.drain()
+    lowering.module.entry = entry
+    return lowering.module
+
+
+def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
+    """The generated-code name of a specialisation (a C identifier)."""
+    safe = "".join(c if c.isalnum() else "_" for c in name)
+    sig = "_".join(_type_code(t) for t in arg_types)
+    return f"rev_{'inv_' if inverse else ''}{safe}__{sig}" if sig else \
+        f"rev_{'inv_' if inverse else ''}{safe}"
+
+
+def _type_code(t) -> str:
+    if isinstance(t, ir.ArrayType):
+        return f"{t.elem}a{t.ndim}"
+    return str(t)
+
+
+class _Lowering:
+    """The worklist of specialisations still to lower, and the module they go into."""
+
+    def __init__(self, unit, invcheck: bool):
+        self.unit = unit
+        self.invcheck = invcheck
+        self.module = ir.Module(entry="")
+        self.pending: list = []
+        self.consts = self._const_values()
+
+    def _const_values(self) -> dict:
+        evaluator = Evaluator({})
+        for const in self.unit.consts.values():
+            evaluator.consts[const.name] = evaluator.eval(const.value, {})
+        return {**CONSTANTS, **evaluator.consts}
+
+    def specialise(self, name: str, arg_types: tuple, inverse: bool) -> str:
+        symbol = symbol_of(name, arg_types, inverse)
+        if symbol not in self.module.functions and symbol not in {p[0] for p in self.pending}:
+            self.pending.append((symbol, name, arg_types, inverse))
+            self.module.functions[symbol] = None        # reserved: recursion ends here
+        return symbol
+
+    def drain(self) -> None:
+        while self.pending:
+            symbol, name, arg_types, inverse = self.pending.pop()
+            fn = self.unit.functions[name]
+            self.module.functions[symbol] = _FunctionLowering(
+                self, fn, arg_types, inverse, symbol).lower()
+
+
+class _FunctionLowering:
+    """Lowers one function body; `scope` maps rev names to IR variables."""
+
+    def __init__(self, lowering: _Lowering, fn: ast.Function, arg_types, inverse, symbol):
+        self.lowering, self.fn, self.inverse, self.symbol = lowering, fn, inverse, symbol
+        self.module = lowering.module
+        self.checks = lowering.invcheck
+        self.inbounds = False
+        self.params = []
+        self.scope: dict[str, ir.Var] = {}
+        self.constants: dict[str, ir.Var] = {}          # constant arrays read here
+        self.constant_values: dict = {}                 # their Var → ConstArray
+        for param, t in zip(fn.params, arg_types):
+            declared = _declared_type(param)
+            if declared is not None and declared != t:
+                raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be "
+                                     f"{ir.type_text(declared)}, got {ir.type_text(t)}",
+                                     param.span)
+            var = ir.Var(param.name, t, is_param=True)
+            self.params.append(var)
+            self.scope[param.name] = var
+
+    def lower(self) -> ir.Function:
+        body = invert_body(self.fn.body) if self.inverse else self.fn.body
+        lowered = self.body(body)
+        results = ()
+        if self.fn.name == "main" and not self.fn.params:     # the store (LANGUAGE.md §4)
+            results = tuple(v for v in self.scope.values() if not v.is_param)
+        return ir.Function(self.symbol, self.fn.name, self.inverse, tuple(self.params),
+                           lowered, self.fn.span, results,
+                           tuple(self.constant_values.items()))
+
+    # ------------------------------------------------------------------ sites
+    def site(self, kind: str, span, detail: tuple = ()) -> int | None:
+        """A checked site, or None when checks are off here."""
+        if not self.checks:
+            return None
+        return self.module.add_site(ir.Site(kind, span, self.fn.name, self.inverse, detail))
+
+    def call_site(self, span, detail: tuple) -> int:
+        return self.module.add_site(ir.Site("call", span, self.fn.name, self.inverse, detail))
+
+    # ------------------------------------------------------------- statements
+    def body(self, stmts) -> tuple:
+        out: list = []
+        routines: list = []
+        for stmt in stmts:
+            if isinstance(stmt, ast.Routine):
+                out.extend(self.body(stmt.body))
+                routines.append(stmt)
+            elif isinstance(stmt, ast.UnRoutine):
+                out.extend(self.body(invert_body(routines.pop().body)))
+            else:
+                out.extend(self.stmt(stmt))
+        return tuple(out)
+
+    def stmt(self, stmt) -> list:
+        method = getattr(self, "_" + type(stmt).__name__.lower(), None)
+        if method is None:
+            raise BackendUnsupported(f"the compiled backends do not handle "
+                                     f"{type(stmt).__name__} statements yet", stmt.span)
+        return method(stmt)
+
+    def _update(self, stmt: ast.Update) -> list:
+        target = self.place(stmt.target)
+        if isinstance(target.type, (ir.ArrayType, ir.StackType)):
+            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{stmt.target}` is an array",
+                                 stmt.target.span)
+        if stmt.op in ("*=", "/="):
+            raise RlangTypeError(f"`{stmt.op}` is reversible only on ulog; the target is "
+                                 f"{target.type}", stmt.span)
+        value = self.expr(stmt.value, target.type if is_number_literal(stmt.value) else None)
+        value = self.accumulated(stmt, target.type, value)
+        checks = self.alias_checks(stmt.target, target, stmt.value)
+        return [ir.Update(target, stmt.op, value, checks)]
+
+    def accumulated(self, stmt, target_type: str, value):
+        """The right-hand side converted to the target's type (same_kind casting)."""
+        if stmt.op == "^=":
+            if target_type == "bool" and value.type != "bool" or \
+                    target_type in ("i32", "i64") and value.type not in ("bool", "i32", "i64"):
+                raise RlangTypeError(f"`^=` on the {target_type} target needs "
+                                     f"{'a bool' if target_type == 'bool' else 'an integer'}, "
+                                     f"got {value.type}", stmt.span)
+            if target_type not in ir.INTEGER_TYPES:
+                raise RlangTypeError(f"`^=` needs an integer or bool target, got {target_type}",
+                                     stmt.span)
+            return _convert(value, target_type)
+        if target_type == "bool":
+            raise RlangTypeError(f"`{stmt.op}` cannot update a bool; use `^=` or FLIP", stmt.span)
+        allowed = ("bool", "i32", "i64") if target_type in ("i32", "i64") else \
+            ("bool", "i32", "i64", "f32", "f64")
+        if value.type not in allowed:
+            raise RlangTypeError(f"cannot accumulate {value.type} into the {target_type} "
+                                 "target; the result would not fit its type", stmt.span)
+        return _convert(value, target_type)
+
+    def alias_checks(self, target_node, target, value_node) -> tuple:
+        """Run-time checks that no element read by the right-hand side is the target
+        element: one (indices of the read, site) per read of the target's array."""
+        if not isinstance(target, ir.ElemPlace) or not self.checks:
+            return ()
+        checks = []
+        for read in _index_reads(value_node):
+            root = ast.view_root(read)
+            if root is not None and self.scope.get(root.id) is target.var:
+                indices = tuple(self.index(i) for i in read.indices)
+                checks.append((indices, self.site("alias", read.span,
+                                                  (_text(target_node), _text(read)))))
+        return tuple(checks)
+
+    def _instr(self, stmt: ast.Instr) -> list:
+        name = stmt.name
+        if name in ("PUSH", "POP", "CONJ"):
+            raise BackendUnsupported(f"the compiled backends do not handle {name} yet",
+                                     stmt.span)
+        count = 2 if name in ("SWAP", "ROT", "IROT", "HADAMARD") else 1
+        places = tuple(self.place(arg) for arg in stmt.args[:count])
+        for place, arg in zip(places, stmt.args):
+            if not isinstance(place.type, str):
+                raise RlangTypeError(f"{name} needs scalar views", arg.span)
+        angle = None
+        if name in ("ROT", "IROT", "HADAMARD"):
+            for place, arg in zip(places, stmt.args):
+                if place.type not in ir.FLOAT_TYPES:
+                    raise RlangTypeError(f"{name} needs float views, got {place.type}",
+                                         arg.span)
+            if places[0].type != places[1].type:
+                raise RlangTypeError(f"{name} needs two views of the same type", stmt.span)
+        if name in ("ROT", "IROT"):
+            angle = _convert(self.expr(stmt.args[2]), places[0].type)
+        if name == "SWAP" and places[0].type != places[1].type:
+            raise RlangTypeError("SWAP needs two views of the same type", stmt.span)
+        if name == "FLIP" and places[0].type != "bool":
+            raise RlangTypeError("FLIP needs a bool view", stmt.span)
+        if name in ("NEG", "INC", "DEC") and places[0].type == "bool":
+            raise RlangTypeError(f"{name} cannot update a bool", stmt.span)
+        alias = self.site("instr_alias", stmt.span,
+                          (name, _text(stmt.args[0]), _text(stmt.args[1]))) \
+            if count == 2 and all(isinstance(p, ir.ElemPlace) for p in places) \
+            and places[0].var is places[1].var else None
+        return [ir.Instr(name, places, angle, alias)]
+
+    def _alloc(self, stmt: ast.Alloc) -> list:
+        value = stmt.value
+        if isinstance(value, ast.Call) and value.func == "zeros":
+            elem = value.args[0].type
+            if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
+                raise BackendUnsupported("the compiled backends allocate zeros of scalar "
+                                         "types only", value.span)
+            dims = tuple(_convert(self.int_expr(d), "i64") for d in value.args[1:])
+            var = ir.Var(stmt.name, ir.ArrayType(elem.scalar, len(dims)))
+            self.scope[stmt.name] = var
+            return [ir.Alloc(var, None, dims)]
+        if isinstance(value, ast.ArrayLit):
+            constant = self.const_array(value)
+            var = ir.Var(stmt.name, constant.type)
+            self.scope[stmt.name] = var
+            return [ir.Alloc(var, constant, tuple(ir.Const(n, "i64") for n in constant.shape))]
+        lowered = self.expr(value)
+        if not isinstance(lowered.type, str):
+            raise BackendUnsupported("the compiled backends allocate arrays only with "
+                                     "`zeros(T, n…)` or an array literal", value.span)
+        var = ir.Var(stmt.name, lowered.type)
+        self.scope[stmt.name] = var
+        return [ir.Alloc(var, lowered)]
+
+    def _dealloc(self, stmt: ast.Dealloc) -> list:
+        var = self.scope.pop(stmt.name)
+        if isinstance(var.type, ir.ArrayType):
+            expected = None
+            if isinstance(stmt.value, ast.ArrayLit):
+                expected = self.const_array(stmt.value)
+                if expected.type != var.type:
+                    raise BackendUnsupported("deallocating an array with a literal of another "
+                                             "type or rank", stmt.value.span)
+            elif not (isinstance(stmt.value, ast.Call) and stmt.value.func == "zeros"):
+                raise BackendUnsupported("the compiled backends deallocate arrays with "
+                                         "`zeros(T, n…)` or an array literal", stmt.value.span)
+            return [ir.Dealloc(var, expected, self.site("dealloc_array", stmt.span,
+                                                        (stmt.name,)))]
+        detail = (stmt.name, var.type)
+        expected = _convert(self.expr(stmt.value, var.type if is_number_literal(stmt.value)
+                                      else None), var.type) if self.checks else None
+        return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
+
+    def _zeros(self, stmt: ast.Zeros) -> list:
+        t = stmt.type
+        if t.ndim or t.is_stack or t.scalar not in SUPPORTED_SCALARS:
+            raise BackendUnsupported(f"@zeros of {t.scalar} in the compiled backends", stmt.span)
+        out = []
+        for name in (reversed(stmt.names) if stmt.inverse else stmt.names):
+            zero = ir.Const(_ZERO[t.scalar], t.scalar)
+            if stmt.inverse:
+                var = self.scope.pop(name)
+                out.append(ir.Dealloc(var, zero, self.site("dealloc", stmt.span,
+                                                          (name, t.scalar))))
+            else:
+                var = ir.Var(name, t.scalar)
+                self.scope[name] = var
+                out.append(ir.Alloc(var, zero))
+        return out
+
+    def _block(self, stmt: ast.Block) -> list:
+        return list(self.body(invert_body(stmt.body) if stmt.inverse else stmt.body))
+
+    def _annotated(self, stmt: ast.Annotated) -> list:
+        saved = self.checks, self.inbounds
+        if stmt.annotation == "invcheckoff":
+            self.checks = False
+        else:
+            self.inbounds = True
+        try:
+            return list(self.body((stmt.stmt,)))
+        finally:
+            self.checks, self.inbounds = saved
+
+    def _safe(self, stmt: ast.Safe) -> list:
+        if stmt.func == "assert":
+            cond = self.cond(stmt.args[0])
+            message = None
+            if len(stmt.args) == 2:
+                if not isinstance(stmt.args[1], ast.StrLit):
+                    raise BackendUnsupported("assert messages must be strings in compiled "
+                                             "code", stmt.args[1].span)
+                message = stmt.args[1].value
+            detail = (_text(stmt.args[0]), message)
+            site = self.module.add_site(ir.Site("assert", stmt.span, self.fn.name,
+                                                self.inverse, detail))
+            return [ir.Assert(cond, site)]
+        args = []
+        for arg in stmt.args:
+            if isinstance(arg, ast.StrLit):
+                args.append((arg.value, None))
+            else:
+                lowered = self.expr(arg)
+                if not isinstance(lowered.type, str):
+                    raise BackendUnsupported("compiled print/show take scalars", arg.span)
+                args.append((_text(arg), lowered))
+        shape = tuple((text, None if value is None else value.type) for text, value in args)
+        site = self.module.add_site(ir.Site("print", stmt.span, self.fn.name, self.inverse,
+                                            (stmt.func, shape)))
+        return [ir.Print(stmt.func, tuple(args), site)]
+
+    # ----------------------------------------------------------- control flow
+    def _if(self, stmt: ast.If) -> list:
+        branches = []
+        for k, branch in enumerate(stmt.branches):
+            pre = self.cond(branch.pre)
+            body = self.scoped_body(branch.body)
+            post = self.cond(branch.post if branch.post is not None else branch.pre) \
+                if self.checks else None
+            branches.append(ir.Branch(pre, post, body))
+        orelse = self.scoped_body(stmt.orelse or ())
+        posts = tuple(((b.post is None), _text(b.pre if b.post is None else b.post))
+                      for b in stmt.branches)
+        site = None
+        for k, b in enumerate(stmt.branches):     # one site per branch, consecutive
+            post = b.pre if b.post is None else b.post
+            branch_site = self.site("if", post.span, (k, posts))
+            site = branch_site if k == 0 else site
+        return [ir.If(tuple(branches), orelse, site)]
+
+    def _while(self, stmt: ast.While) -> list:
+        return [ir.While(self.cond(stmt.pre), self.cond(stmt.post),
+                         self.scoped_body(stmt.body),
+                         self.site("while", stmt.post.span, (_text(stmt.post),)))]
+
+    def _from(self, stmt: ast.From) -> list:
+        return [ir.From(self.cond(stmt.start), self.scoped_body(stmt.body),
+                        self.scoped_body(stmt.step), self.cond(stmt.stop),
+                        self.site("from", stmt.start.span, (_text(stmt.start),)))]
+
+    def _for(self, stmt: ast.For) -> list:
+        start, step, stop = (_convert(self.int_expr(e), "i64")
+                             for e in (stmt.start, stmt.step, stmt.stop))
+        var = ir.Var(stmt.var, "i64")
+        outer = self.scope.get(stmt.var)
+        self.scope[stmt.var] = var
+        try:
+            body = self.scoped_body(stmt.body)
+        finally:
+            if outer is None:
+                del self.scope[stmt.var]
+            else:
+                self.scope[stmt.var] = outer
+        texts = tuple(_text(e) for e in (stmt.start, stmt.step, stmt.stop))
+        step_site = self.module.add_site(ir.Site("for_zero_step", stmt.step.span, self.fn.name,
+                                                 self.inverse))
+        site = self.site("for", stmt.span, (stmt.var,))
+        if site is not None:
+            for k, expr in enumerate((stmt.start, stmt.step, stmt.stop)):
+                self.module.add_site(ir.Site("for_bound", expr.span, self.fn.name,
+                                             self.inverse, (k, texts[k])))
+        return [ir.For(var, start, step, stop, body, site, step_site, stmt.parallel)]
+
+    def scoped_body(self, stmts) -> tuple:
+        saved = dict(self.scope)
+        try:
+            return self.body(stmts)
+        finally:
+            self.scope = saved
+
+    def const_array(self, node: ast.ArrayLit) -> ir.ConstArray:
+        """An array literal whose elements are constants, evaluated now."""
+        from .values import array_from_nested, array_to_nested
+
+        evaluator = Evaluator(dict(self.lowering.consts))
+        try:
+            array = evaluator.eval(node, {})
+        except Exception:
+            raise BackendUnsupported("array literals with variable elements in compiled "
+                                     "code", node.span) from None
+        elem = type_of_value(array).elem
+        return ir.ConstArray(tuple(array.ravel().tolist()), array.shape, elem)
+
+    # ------------------------------------------------------------------ calls
+    def _callstmt(self, stmt: ast.CallStmt) -> list:
+        from .analysis import written_params
+
+        callee = self.lowering.unit.functions[stmt.func]
+        before, args, after, types = [], [], [], []
+        for k, arg in enumerate(stmt.args):
+            root = ast.view_root(arg)
+            if root is not None and root.id in self.scope and ast.is_view(arg):
+                place = self.place(arg)
+                args.append(place)
+                types.append(place.type)
+                continue
+            value = self.expr(arg)
+            if not isinstance(value.type, str):
+                raise BackendUnsupported("array expressions as call arguments", arg.span)
+            temp = ir.Var(f"{callee.params[k].name}·arg", value.type)
+            before.append(ir.Alloc(temp, value))
+            args.append(ir.VarPlace(temp))
+            types.append(value.type)
+            after.append(ir.Dealloc(temp, value, self.site(
+                "argument", arg.span, (stmt.func, k, callee.params[k].name, value.type))))
+        symbol = self.lowering.specialise(stmt.func, tuple(types), stmt.inverse)
+        written = written_params(self.lowering.unit.functions).get(stmt.func, frozenset())
+        alias = None
+        if self.checks and any(i in written for i in range(len(args))):
+            alias = self.site("call_alias", stmt.span, (
+                stmt.func, tuple(sorted(written)), tuple(p.name for p in callee.params),
+                tuple(_text(a) for a in stmt.args)))
+        call = ir.Call(symbol, tuple(args), self.call_site(
+            stmt.span, (stmt.func, stmt.inverse)), alias)
+        return before + [call] + after
+
+    # ----------------------------------------------------------------- views
+    def place(self, view):
+        if isinstance(view, ast.Name):
+            var = self.scope.get(view.id)
+            if var is None:
+                raise RlangTypeError(f"`{view.id}` cannot be updated here", view.span)
+            return ir.VarPlace(var)
+        if isinstance(view, ast.Index):
+            var = self.array_var(view)
+            return ir.ElemPlace(var, self.indices(view, var), self.bounds_site(view))
+        raise BackendUnsupported("the compiled backends do not handle this view yet",
+                                 getattr(view, "span", None))
+
+    def array_var(self, view: ast.Index) -> ir.Var:
+        var = self.lookup_array(view.base.id) if isinstance(view.base, ast.Name) else None
+        if var is None:
+            raise BackendUnsupported("indexing something other than an array variable",
+                                     view.span)
+        if not isinstance(var.type, ir.ArrayType):
+            raise RlangTypeError(f"cannot index {ir.type_text(var.type)}", view.base.span)
+        return var
+
+    def lookup_array(self, name: str) -> ir.Var | None:
+        """The variable of `name`: a local, or a constant array (read only)."""
+        if name in self.scope:
+            return self.scope[name]
+        value = self.lowering.consts.get(name)
+        if not isinstance(value, np.ndarray):
+            return None
+        var = self.constants.get(name)
+        if var is None:
+            elem = type_of_value(value).elem
+            var = ir.Var(name, ir.ArrayType(elem, value.ndim))
+            self.constants[name] = var
+            self.constant_values[var] = ir.ConstArray(tuple(value.ravel().tolist()),
+                                                      value.shape, elem)
+        return var
+
+    def indices(self, view: ast.Index, var: ir.Var) -> tuple:
+        if len(view.indices) != var.type.ndim:
+            raise RlangTypeError(f"{var.type} needs {var.type.ndim} "
+                                 f"ind{'ex' if var.type.ndim == 1 else 'ices'}, got "
+                                 f"{len(view.indices)}", view.span)
+        return tuple(self.index(i) for i in view.indices)
+
+    def index(self, expr):
+        return _convert(self.int_expr(expr), "i64")
+
+    def bounds_site(self, view: ast.Index):
+        """The bounds check of `view`: the site of index k is the returned id + k."""
+        if self.inbounds or not self.checks:
+            return None
+        first = None
+        for index in view.indices:
+            site = self.site("bounds", index.span)
+            first = site if first is None else first
+        return first
+
+    def int_expr(self, expr):
+        value = self.expr(expr)
+        if value.type not in ("i32", "i64"):
+            raise RlangTypeError(f"an index or range bound must be an integer, got "
+                                 f"{ir.type_text(value.type)}", expr.span)
+        return value
+
+    def cond(self, expr):
+        value = self.expr(expr)
+        if value.type != "bool":
+            raise RlangTypeError(f"a condition must be a bool, got {ir.type_text(value.type)}; "
+                                 "compare explicitly, e.g. `x != 0`", expr.span)
+        return value
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, node, literal_type: str | None = None):
+        """The IR of an expression; a number literal takes `literal_type` if given."""
+        from .lower_expr import lower_expr
+
+        return lower_expr(self, node, literal_type)
+
+
+def _declared_type(param: ast.Param):
+    if param.type is None:
+        return None
+    t = param.type
+    if t.is_stack:
+        return ir.StackType(t.scalar)
+    return ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar
+
+
+def _convert(value, t: str):
+    if value.type == t:
+        return value
+    if isinstance(value, ir.Const) and t in SUPPORTED_SCALARS:
+        return ir.Const(_CAST[t](value.value), t)
+    return ir.Convert(value, t)
+
+
+_CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
+_ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}
+
+
+def _index_reads(node):
+    """The `a[…]` nodes of an expression (including inside indices)."""
+    if isinstance(node, ast.Index):
+        yield node
+        for i in node.indices:
+            yield from _index_reads(i)
+        return
+    for child in _children(node):
+        yield from _index_reads(child)
+
+
+def _children(node):
+    if isinstance(node, ast.Binary):
+        return (node.left, node.right)
+    if isinstance(node, ast.Unary):
+        return (node.operand,)
+    if isinstance(node, ast.Call):
+        return node.args
+    if isinstance(node, ast.Field):
+        return (node.base,)
+    return ()
+
+
+def _text(node) -> str:
+    from .printer import format_expr
+
+    return format_expr(node)

@@ -1,0 +1,227 @@
+"""Lowering of expressions to typed IR (the expression half of rlang/lower.py).
+
+`lower_expr(fl, node, literal_type)` takes a `_FunctionLowering` (for the scope,
+the sites and the constants) and an AST expression, and returns an IR expression
+whose operands have been converted to the operator's type.  The rules are those of
+rlang/ops.py and rlang/scalar_functions.py, on types.
+"""
+from __future__ import annotations
+
+from . import ast, ir
+from .errors import RlangTypeError
+from .evaluate import is_number_literal
+from .numbers import F32, I32
+from .primitives import BUILTINS
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
+
+_ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
+_BITWISE = ("^", "&", "|", "<<", ">>")
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
+
+
+def convert(value, t: str):
+    """`value` as type `t` (constants are converted now)."""
+    if value.type == t:
+        return value
+    if isinstance(value, ir.Const):
+        return ir.Const(_CAST[t](value.value), t)
+    return ir.Convert(value, t)
+
+
+def lower_expr(fl, node, literal_type: str | None = None):
+    kind = type(node)
+    if kind is ast.IntLit:
+        return _int_literal(node, literal_type)
+    if kind is ast.FloatLit:
+        t = literal_type if literal_type == "f32" else "f64"
+        return ir.Const(float(node.value), t)
+    if kind is ast.BoolLit:
+        return ir.Const(bool(node.value), "bool")
+    if kind is ast.Name:
+        return _name(fl, node)
+    if kind is ast.Index:
+        var = fl.array_var(node)
+        return ir.Load(var, fl.indices(node, var), fl.bounds_site(node))
+    if kind is ast.Unary:
+        return _unary(fl, node, literal_type)
+    if kind is ast.Binary:
+        return _binary(fl, node)
+    if kind is ast.Call:
+        return _call(fl, node)
+    raise BackendUnsupported(f"the compiled backends do not handle {kind.__name__} "
+                             "expressions yet", getattr(node, "span", None))
+
+
+def _int_literal(node, literal_type):
+    if literal_type == "i32" and -(1 << 31) <= node.value < (1 << 31):
+        return ir.Const(node.value, "i32")
+    if literal_type == "f32":
+        return ir.Const(float(node.value), "f32")
+    if node.value >= 1 << 63:
+        raise RlangTypeError(f"integer literal {node.value} is out of the range of i64",
+                             node.span)
+    return ir.Const(node.value, "i64")
+
+
+def _name(fl, node: ast.Name):
+    var = fl.scope.get(node.id)
+    if var is not None:
+        return ir.Read(var)
+    consts = fl.lowering.consts
+    if node.id in consts:
+        value = consts[node.id]
+        if isinstance(value, bool):
+            return ir.Const(value, "bool")
+        if isinstance(value, I32):
+            return ir.Const(int(value), "i32")
+        if isinstance(value, int):
+            return ir.Const(value, "i64")
+        if isinstance(value, F32):
+            return ir.Const(float(value), "f32")
+        if isinstance(value, float):
+            return ir.Const(value, "f64")
+        raise BackendUnsupported(f"the constant `{node.id}` has a type the compiled "
+                                 "backends do not handle yet", node.span)
+    raise RlangTypeError(f"`{node.id}` is not defined here", node.span)
+
+
+def _unary(fl, node: ast.Unary, literal_type):
+    if node.op == "-" and type(node.operand) is ast.IntLit and node.operand.value == 1 << 63:
+        return ir.Const(-(1 << 63), "i64")
+    if node.op == "-" and is_number_literal(node):
+        inner = lower_expr(fl, node.operand, literal_type)
+        return ir.Const(-inner.value, inner.type)
+    operand = lower_expr(fl, node.operand)
+    t = operand.type
+    if node.op == "-":
+        if t not in ("i32", "i64", "f32", "f64"):
+            raise RlangTypeError(f"unary `-` cannot be applied to {ir.type_text(t)}", node.span)
+        return ir.Unary("-", operand, t)
+    if node.op == "!":
+        if t != "bool":
+            raise RlangTypeError(f"`!` needs a bool, got {ir.type_text(t)}", node.span)
+        return ir.Unary("!", operand, "bool")
+    if t not in ("i32", "i64"):
+        raise RlangTypeError(f"`~` needs an integer, got {ir.type_text(t)}", node.span)
+    return ir.Unary("~", operand, t)
+
+
+def _operands(fl, node: ast.Binary):
+    """Both operands, a number literal adopting a narrower type of the other."""
+    left_literal, right_literal = is_number_literal(node.left), is_number_literal(node.right)
+    if left_literal and not right_literal:
+        right = lower_expr(fl, node.right)
+        left = lower_expr(fl, node.left, _adopted(right.type))
+    elif right_literal and not left_literal:
+        left = lower_expr(fl, node.left)
+        right = lower_expr(fl, node.right, _adopted(left.type))
+    else:
+        left, right = lower_expr(fl, node.left), lower_expr(fl, node.right)
+    for side in (left, right):
+        if not isinstance(side.type, str) or side.type not in SUPPORTED_SCALARS:
+            raise BackendUnsupported(f"`{node.op}` on {ir.type_text(side.type)} in the "
+                                     "compiled backends", node.span)
+    return left, right
+
+
+def _adopted(t):
+    return t if t in ("i32", "f32") else None
+
+
+def _binary(fl, node: ast.Binary):
+    op = node.op
+    if op in ("&&", "||"):
+        return ir.Logic(op, fl.cond(node.left), fl.cond(node.right))
+    left, right = _operands(fl, node)
+    if op in _COMPARE:
+        if left.type == "bool" and right.type == "bool":
+            return ir.Compare(op, left, right)
+        t = promote(left.type, right.type)
+        return ir.Compare(op, convert(left, t), convert(right, t))
+    if op in _BITWISE:
+        return _bitwise(node, left, right)
+    if op not in _ARITHMETIC:
+        raise RlangTypeError(f"unknown operator `{op}`", node.span)
+    t = promote(left.type, right.type)
+    if op == "/" and t in ("i32", "i64"):
+        t = "f64"
+    site = None
+    if op in ("//", "%", "**") and t in ("i32", "i64"):
+        site = fl.site("intdiv" if op != "**" else "intpow", node.span, (op,))
+    return ir.Binary(op, convert(left, t), convert(right, t), t, site)
+
+
+def _bitwise(node, left, right):
+    op = node.op
+    if left.type == "bool" and right.type == "bool" and op in ("^", "&", "|"):
+        return ir.Binary(op, left, right, "bool")
+    for side in (left, right):
+        if side.type not in ("bool", "i32", "i64"):
+            hint = "; did you mean `**`?" if op == "^" else ""
+            raise RlangTypeError(f"`{op}` needs integers or bools, got {side.type}{hint}",
+                                 node.span)
+    if op in ("<<", ">>"):
+        t = "i64" if left.type == "bool" else left.type
+        return ir.Binary(op, convert(left, t), convert(right, "i64"), t)
+    t = promote(left.type, right.type)
+    return ir.Binary(op, convert(left, t), convert(right, t), t)
+
+
+def _call(fl, node: ast.Call):
+    name = node.func
+    if name == "length":
+        return ir.Dim(_array_arg(fl, node, 0), None)
+    if name == "size":
+        var = _array_arg(fl, node, 0)
+        dim = lower_expr(fl, node.args[1])
+        if not isinstance(dim, ir.Const) or dim.type not in ("i32", "i64") or \
+                not 0 <= dim.value < var.type.ndim:
+            raise BackendUnsupported("`size` needs a constant dimension in compiled code",
+                                     node.args[1].span)
+        return ir.Dim(var, dim.value)
+    if name in ("zero", "one"):
+        scalar = node.args[0].type.scalar if isinstance(node.args[0], ast.TypeExpr) else None
+        if scalar not in SUPPORTED_SCALARS:
+            raise BackendUnsupported(f"`{name}({scalar})`: the compiled backends do not handle "
+                                     f"{scalar} values yet", node.span)
+        return ir.Const(_CAST[scalar](0 if name == "zero" else 1), scalar)
+    if name in ("f64", "f32", "i64", "i32", "bool"):
+        value = lower_expr(fl, node.args[0])
+        if value.type == name:
+            return value
+        if value.type not in SUPPORTED_SCALARS:
+            raise BackendUnsupported(f"`{name}` of {ir.type_text(value.type)}", node.span)
+        checked = name in ("i64", "i32", "bool") and (value.type in ir.FLOAT_TYPES or
+                                                      name != "i64")
+        if checked:
+            site = fl.module.add_site(ir.Site("convert", node.span, fl.fn.name, fl.inverse,
+                                              (name, value.type)))
+            return ir.Convert(value, name, site)
+        return convert(value, name)
+    if name in ("fixed", "ulog", "complex"):
+        raise BackendUnsupported(f"`{name}(…)`: the compiled backends do not handle {name} "
+                                 "numbers yet", node.span)
+    builtin = BUILTINS.get(name)
+    if builtin is None:
+        raise BackendUnsupported(f"`{name}(…)` in compiled code", node.span)
+    args = [lower_expr(fl, arg) for arg in node.args]
+    for arg in args:
+        if arg.type not in SUPPORTED_SCALARS:
+            raise BackendUnsupported(f"`{name}` of {ir.type_text(arg.type)} in compiled code",
+                                     node.span)
+    t = builtin_type(builtin, [a.type for a in args])
+    operand_type = t if t != "f32" else "f32"
+    if builtin.int_preserving and t in ("i32", "i64"):
+        operand_type = t
+    return ir.Builtin(name, tuple(convert(a, operand_type) for a in args), t)
+
+
+def _array_arg(fl, node, k):
+    arg = node.args[k]
+    var = fl.lookup_array(arg.id) if isinstance(arg, ast.Name) else None
+    if var is None or not isinstance(var.type, ir.ArrayType):
+        raise BackendUnsupported(f"`{node.func}` of something other than an array variable "
+                                 "in compiled code", arg.span)
+    return var
+

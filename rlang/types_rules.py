@@ -1,0 +1,44 @@
+"""Typing rules on type names, shared by the interpreter's operators and the lowering.
+
+`promote(a, b)` is NumPy's promotion of two scalar types (LANGUAGE.md §3): bool is
+absorbed by the other type, i32 ⊔ i64 = i64, f32 ⊔ f64 = f64, an integer with an
+f32 gives an f64, complex wins.  `builtin_type(name, arg_types)` is the result type
+of a registry function (the rules of rlang/scalar_functions.py).
+"""
+from __future__ import annotations
+
+from .errors import RlangError
+
+#: Rank of the promotable scalar types.
+RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4, "complex": 5}
+
+#: The scalar types the compiled backends handle so far.
+SUPPORTED_SCALARS = ("bool", "i32", "i64", "f32", "f64")
+
+
+class BackendUnsupported(RlangError):
+    """A construct or a type that a compiled backend does not handle (yet)."""
+
+
+def promote(a: str, b: str) -> str:
+    """NumPy's promotion of the scalar types `a` and `b` (names of `RANK`)."""
+    if a == b:
+        return "i64" if a == "bool" else a
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    low, high = (a, b) if RANK[a] < RANK[b] else (b, a)
+    if high == "f32" and low in ("i32", "i64"):
+        return "f64"
+    return high
+
+
+def builtin_type(builtin, arg_types: list) -> str:
+    """The result type of the registry function `builtin` on `arg_types` (real)."""
+    integers = ("bool", "i32", "i64")
+    if builtin.int_preserving and all(t in integers for t in arg_types):
+        return "i32" if "i32" in arg_types and "i64" not in arg_types else "i64"
+    if "f32" in arg_types and all(t in (*integers, "f32") for t in arg_types):
+        return "f32"
+    return "f64"
