@@ -62,7 +62,7 @@ def _swap(interp, stmt, env, refs):
 
 
 def _neg(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "NEG", stmt, (int, float, complex, Fixed))
+    x = _number(refs[0].get(), "NEG", stmt, (int, float, complex, Fixed, Dual))
     refs[0].set(ops.unary("-", x, stmt.span))
 
 
@@ -82,7 +82,7 @@ def _flip(interp, stmt, env, refs):
 
 
 def _conj(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "CONJ", stmt, (int, float, complex, Fixed))
+    x = _number(refs[0].get(), "CONJ", stmt, (int, float, complex, Fixed, Dual))
     if isinstance(x, complex):          # the conjugate of a real number is itself
         refs[0].set(x.conjugate())
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from .dual import Dual, parts
+from .dual import Dual, parts, refuse_tangent
 from .errors import RlangRuntimeError, RlangTypeError
 from .numbers import F32, I32, Fixed, ULog
 from .values import a_type, summarize, wrap_i64
@@ -72,6 +72,8 @@ def convert(name: str, value, span):
     if type(value) is Dual:
         if name == "f64":
             return value
+        if name in ("f32", "fixed", "ulog"):    # a tangent would be lost: refuse it
+            refuse_tangent(value, name)
         value = value.a             # other conversions of a dual number see its value
     if type(value) not in (*_REALS, complex, Fixed, ULog):
         raise RlangTypeError(f"`{name}` cannot convert {a_type(value)}", span)

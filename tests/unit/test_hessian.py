@@ -443,6 +443,9 @@ def test_fixed_inputs_are_not_hessian_inputs():
     np.testing.assert_allclose(hess, [[0.0, 0.0], [0.0, 3.0]], rtol=1e-12)
 
 
+@pytest.mark.xfail(strict=True, raises=rlang.RlangTypeError,
+                   reason="PROBLEMS-hessian.md §3: a tangent reaching fixed(x) is refused "
+                   "(it used to be dropped, silently wrong where it mattered)")
 def test_fixed_loss():
     m = rlang.loads("""
     function f(y: fixed, x)
@@ -608,3 +611,19 @@ def test_cli_hessian_json(tmp_path):
     assert np.shape(data["hessian"]) == (4, 4)
     np.testing.assert_allclose(np.array(data["hessian"]), expected_cli_hessian(),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_hessian_through_neg_and_conj():
+    """NEG and CONJ of a float take the dual numbers of the Hessian run."""
+    for instr, sign in (("NEG", -1.0), ("CONJ", 1.0)):
+        m = rlang.loads(f"function f(y, x)\n    {instr}(x)\n    y += x * x * x\nend\n")
+        h = rlang.hessian(m.f, (0.0, 1.3), "y")
+        assert np.allclose(h, [[0.0, 0.0], [0.0, sign * 6 * 1.3]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("conversion", ["f32", "fixed", "ulog"])
+def test_hessian_through_a_lossy_conversion_is_refused(conversion):
+    """A tangent reaching f32/fixed/ulog would be dropped: refused, never wrong."""
+    m = rlang.loads(f"function f(y, x)\n    y += f64({conversion}(x)) * x\nend\n")
+    with pytest.raises(rlang.RlangTypeError, match="not supported yet"):
+        rlang.hessian(m.f, (0.0, 1.3), "y")
