@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -74,6 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--no-invcheck", action="store_true")
     grad.add_argument("--json", action="store_true", help="print one JSON object instead")
 
+    compile_cmd = commands.add_parser("compile", help="compile a program with the llvm "
+                                      "backend: LLVM IR, assembly, an object or a shared "
+                                      "library with a C header")
+    compile_cmd.add_argument("file", metavar="FILE")
+    compile_cmd.add_argument("--emit", choices=("llvm", "asm", "obj", "shared"),
+                             default="llvm")
+    compile_cmd.add_argument("-o", dest="output", metavar="OUT",
+                             help="output file (default: stdout for llvm/asm, FILE.o / "
+                             "FILE.so for obj/shared)")
+    compile_cmd.add_argument("--no-invcheck", action="store_true",
+                             help="emit no reversibility checks")
+
     check_cmd = commands.add_parser("check", help="report every static error of a program")
     check_cmd.add_argument("file", metavar="FILE")
 
@@ -130,9 +143,9 @@ def _options_first(argv: list[str]) -> list[str]:
         if token == "--":
             positionals.extend(rest[i + 1:])
             break
-        if token.startswith("--") or token in ("-h",):
+        if token.startswith("--") or token in ("-h", "-o"):
             options.append(token)
-            if token in ("--backend", "--loss") and i + 1 < len(rest):
+            if token in ("--backend", "--loss", "--emit", "-o") and i + 1 < len(rest):
                 options.append(rest[i + 1])
                 i += 1
         else:
@@ -263,8 +276,34 @@ def _command_invert(options) -> int:
     return 0
 
 
+def _command_compile(options) -> int:
+    from .backends.llvm_aot import compile_file, write_shared   # imports llvmlite
+
+    unit = load_unit(options.file)
+    check(unit)
+    invcheck = not options.no_invcheck
+    stem = Path(options.file).with_suffix("")
+    if options.emit == "shared":
+        output = options.output or f"{stem}.so"
+        for written in write_shared(unit, output, invcheck):
+            print(f"wrote {written}")
+        return 0
+    result = compile_file(unit, options.emit, invcheck)
+    if options.emit == "obj":
+        output = options.output or f"{stem}.o"
+        Path(output).write_bytes(result)
+        print(f"wrote {output}")
+    elif options.output:
+        Path(options.output).write_text(result)
+        print(f"wrote {options.output}")
+    else:
+        sys.stdout.write(result)
+    return 0
+
+
 _COMMANDS = {
     "run": _command_run,
+    "compile": _command_compile,
     "grad": _command_grad,
     "check": _command_check,
     "invert": _command_invert,

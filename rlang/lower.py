@@ -62,6 +62,16 @@ def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> i
     return lowering.module
 
 
+def lower_many(unit, entries, invcheck: bool) -> ir.Module:
+    """One IR module holding the specialisations `entries` ((name, arg_types,
+    inverse) triples) and everything they call; `module.entry` is unused."""
+    lowering = _Lowering(unit, invcheck)
+    for name, arg_types, inverse in entries:
+        lowering.specialise(name, tuple(arg_types), inverse)
+    lowering.drain()
+    return lowering.module
+
+
 def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
     """The generated-code name of a specialisation (a C identifier)."""
     safe = "".join(c if c.isalnum() else "_" for c in name)

@@ -1,0 +1,142 @@
+"""Ahead-of-time compilation: `rlang compile FILE --emit llvm|asm|obj|shared [-o OUT]`.
+
+`compile_file(unit, emit, invcheck)` specialises every function of the program (and
+its inverse) for its declared parameter types, an undeclared parameter being f64
+(docs/backends.md), and returns the LLVM IR text, the assembly, or the object code.
+`write_shared(unit, path, invcheck)` links a shared library with `cc -shared` and
+writes the C header `path` with `.h` beside it, declaring the descriptor types, the
+context size and every entry point (forward `rev_NAME__TYPES`, inverse
+`rev_inv_NAME__TYPES`; calling convention: rlang/backends/abi.py).
+
+Functions the llvm backend cannot compile yet (or cannot type as declared: an
+undeclared parameter is f64) are left out, each named with the reason in the
+header; BackendUnsupported when none compiles.  `main` is compiled forward only,
+with its store as extra pointer parameters after its (no) arguments.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .. import ir
+from ..errors import RlangError
+from ..lower import lower_many
+from ..types_rules import BackendUnsupported
+from . import abi
+from .llvm_emit import emit_module
+from .llvm_jit import optimise, target_machine
+
+
+def declared_types(fn, undeclared: str = "f64") -> tuple:
+    """The specialisation types of a function's parameters (`undeclared` where a
+    parameter has no declared type)."""
+    types = []
+    for param in fn.params:
+        t = param.type
+        if t is None:
+            types.append(undeclared)
+        elif t.is_stack:
+            raise BackendUnsupported(f"`{param.name}`: stacks in compiled code", param.span)
+        else:
+            types.append(ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar)
+    return tuple(types)
+
+
+def compiled_module(unit, invcheck: bool):
+    """(IR module, its LLVM module, the entry list, the functions left out)."""
+    entries, skipped = [], []
+    for name, fn in unit.functions.items():
+        directions = (False,) if name == "main" else (False, True)   # main has no inverse
+        error = None
+        for undeclared in ("f64", "i64"):   # undeclared parameters: f64, else i64
+            try:
+                types = declared_types(fn, undeclared)
+                for inverse in directions:
+                    lower_many(unit, [(name, types, inverse)], invcheck)
+            except RlangError as failure:   # unsupported, or not typable this way
+                error = error or failure
+                continue
+            entries += [(name, types, inverse) for inverse in directions]
+            error = None
+            break
+        if error is not None:
+            skipped.append((name, error.message))
+    if not entries:
+        raise BackendUnsupported("no function of this program can be compiled yet: " +
+                                 "; ".join(f"{n}: {m}" for n, m in skipped))
+    module = lower_many(unit, entries, invcheck)
+    return module, emit_module(module, Path(unit.file).stem), entries, skipped
+
+
+def compile_file(unit, emit: str, invcheck: bool = True):
+    """LLVM IR (str), assembly (str) or object code (bytes) of the whole program."""
+    _, llvm_module, _, _ = compiled_module(unit, invcheck)
+    if emit == "llvm":
+        return str(llvm_module)
+    machine = target_machine(reloc="pic")
+    optimised = optimise(str(llvm_module), machine)
+    return machine.emit_assembly(optimised) if emit == "asm" else \
+        machine.emit_object(optimised)
+
+
+def write_shared(unit, path: str, invcheck: bool = True) -> list[str]:
+    """Write the shared library `path` and its header; return the files written."""
+    module, llvm_module, entries, skipped = compiled_module(unit, invcheck)
+    machine = target_machine(reloc="pic")
+    obj = machine.emit_object(optimise(str(llvm_module), machine))
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise RlangError("a C compiler (cc or gcc) is needed to link a shared library")
+    with tempfile.TemporaryDirectory() as tmp:
+        object_path = Path(tmp) / "rev.o"
+        object_path.write_bytes(obj)
+        done = subprocess.run([compiler, "-shared", "-o", str(path), str(object_path), "-lm"],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RlangError(f"linking {path} failed:\n{done.stderr.strip()}")
+    header = Path(path).with_suffix(".h")
+    header.write_text(c_header(module, entries, skipped, Path(unit.file).name))
+    return [str(path), str(header)]
+
+
+def c_header(module: ir.Module, entries, skipped, source: str) -> str:
+    functions = list(module.functions.values())
+    ranks = sorted({v.type.ndim for fn in functions for v in fn.params + fn.results
+                    if isinstance(v.type, ir.ArrayType)})
+    lines = [f"/* rlang: entry points compiled from {source}.",
+             " * Each returns 0, or 1 when a check failed (see rlang/backends/abi.py).",
+             " * ctx: REV_CTX_WORDS int64 words, zeroed, with ctx[REV_CTX_MAX_DEPTH] set",
+             " * to the call-depth limit (10000 in rlang). */",
+             "#ifndef REV_" + _macro(source) + "_H", "#define REV_" + _macro(source) + "_H",
+             "#include <stdint.h>", "",
+             f"#define REV_CTX_WORDS {abi.CTX_WORDS}",
+             f"#define REV_CTX_SITE {abi.CTX_SITE}",
+             f"#define REV_CTX_MAX_DEPTH {abi.CTX_MAX_DEPTH}", ""]
+    for rank in ranks:
+        lines.append(f"typedef struct {{ void *data; int64_t shape[{rank}]; "
+                     f"int64_t strides[{rank}]; }} rev_array{rank};  /* strides in elements */")
+    lines.append("")
+    for fn in functions:            # every specialisation, the entries and their callees
+        params = ["int64_t *ctx"] + [_c_param(p) for p in fn.params + fn.results]
+        types = ", ".join(ir.type_text(p.type) for p in fn.params)
+        store = f"; store out: {', '.join(r.name for r in fn.results)}" if fn.results else ""
+        lines.append(f"/* {'~' if fn.inverse else ''}{fn.name}({types}){store} */")
+        lines.append(f"int32_t {fn.symbol}({', '.join(params)});")
+    for name, why in skipped:
+        lines.append(f"/* not compiled: {name}: {why} */")
+    lines += ["", "#endif", ""]
+    return "\n".join(lines)
+
+
+def _c_param(var: ir.Var) -> str:
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in var.name)
+    if isinstance(var.type, ir.ArrayType):
+        return f"rev_array{var.type.ndim} *{name}"
+    return f"{abi.C_TYPES[var.type]} *{name}"
+
+
+def _macro(source: str) -> str:
+    return "".join(c.upper() if c.isalnum() else "_" for c in source)

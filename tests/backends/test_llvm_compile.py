@@ -1,0 +1,107 @@
+"""`rlang compile FILE --emit llvm|asm|obj|shared` (issue #5): the shared library and
+its C header are used from a C program built with the system compiler."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+SOURCE = """\
+function multiplier(y!, a, b)
+    y! += a * b
+end
+
+function scale!(x: f64[:], k: f64)
+    for i = 0:length(x) - 1
+        x[i] += k * i
+    end
+end
+
+function poke!(x: f64[:], i: i64)
+    x[i] += 1.0
+end
+"""
+
+C_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "libprog.h"
+
+int main(void) {
+    int64_t ctx[REV_CTX_WORDS];
+    memset(ctx, 0, sizeof ctx);
+    ctx[REV_CTX_MAX_DEPTH] = 10000;
+    double y = 2.0, a = 3.0, b = 5.0;
+    int32_t status = rev_multiplier__f64_f64_f64(ctx, &y, &a, &b);
+    printf("%d %.17g\n", status, y);
+    status = rev_inv_multiplier__f64_f64_f64(ctx, &y, &a, &b);
+    printf("%d %.17g\n", status, y);
+    double data[4] = {0.0, 0.0, 0.0, 0.0};
+    rev_array1 x = {data, {4}, {1}};
+    double k = 0.5;
+    status = rev_scale___f64a1_f64(ctx, &x, &k);
+    printf("%d %g %g %g %g\n", status, data[0], data[1], data[2], data[3]);
+    status = rev_inv_scale___f64a1_f64(ctx, &x, &k);
+    printf("%d %g %g %g %g\n", status, data[0], data[1], data[2], data[3]);
+    int64_t i = 7;
+    memset(ctx, 0, sizeof ctx);
+    ctx[REV_CTX_MAX_DEPTH] = 10000;
+    status = rev_poke___f64a1_i64(ctx, &x, &i);
+    printf("%d %d\n", status, ctx[REV_CTX_SITE] != 0);
+    return 0;
+}
+"""
+
+
+def rlang(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "rlang.cli", *args], cwd=cwd,
+                          capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def test_shared_library_with_a_c_program(tmp_path):
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    assert compiler, "the tests need a C compiler"
+    (tmp_path / "prog.rev").write_text(SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", "shared", "-o", "libprog.so", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "libprog.so").exists() and (tmp_path / "libprog.h").exists()
+    (tmp_path / "main.c").write_text(C_PROGRAM)
+    build = subprocess.run([compiler, "-o", "main", "main.c", "-L.", "-lprog",
+                            "-Wl,-rpath,$ORIGIN"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "0 17", "0 2", "0 0 0.5 1 1.5", "0 0 0 0 0", "1 1"]
+
+
+@pytest.mark.parametrize("emit, check", [
+    ("llvm", lambda out: "define i32 @\"rev_multiplier__f64_f64_f64\"" in out),
+    ("asm", lambda out: "rev_multiplier__f64_f64_f64:" in out),
+])
+def test_text_outputs(tmp_path, emit, check):
+    (tmp_path / "prog.rev").write_text(SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", emit, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert check(done.stdout)
+
+
+def test_object_file(tmp_path):
+    (tmp_path / "prog.rev").write_text(SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", "obj", "-o", "prog.o", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "prog.o").read_bytes()[:4] == b"\x7fELF"
+
+
+def test_a_program_nothing_of_which_compiles_is_a_clear_error(tmp_path):
+    (tmp_path / "prog.rev").write_text("function f(x)\n    s ← stack(i64)\n    s → stack(i64)\n"
+                                       "end\n")
+    done = rlang("compile", "prog.rev", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "can be compiled" in done.stderr
