@@ -33,15 +33,51 @@ def param_type(t):
     return storage_type(t).as_pointer()
 
 
+def callees(body) -> set:
+    """The symbols a statement list calls, at any depth."""
+    found = set()
+    for stmt in body:
+        if isinstance(stmt, ir.Call):
+            found.add(stmt.callee)
+        elif isinstance(stmt, ir.If):
+            for branch in stmt.branches:
+                found |= callees(branch.body)
+            found |= callees(stmt.orelse)
+        elif isinstance(stmt, (ir.While, ir.For)):
+            found |= callees(stmt.body)
+        elif isinstance(stmt, ir.From):
+            found |= callees(stmt.body) | callees(stmt.step)
+    return found
+
+
+def recursive_symbols(module: ir.Module) -> set:
+    """The specialisations that can reach themselves through calls: only these
+    count the call depth (a chain without recursion is bounded by the program)."""
+    graph = {symbol: callees(fn.body) for symbol, fn in module.functions.items()}
+    recursive = set()
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            symbol = todo.pop()
+            if symbol == start:
+                recursive.add(start)
+                break
+            if symbol not in seen:
+                seen.add(symbol)
+                todo.extend(graph.get(symbol, ()))
+    return recursive
+
+
 def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
     out = ll.Module(name=name)
+    recursive = recursive_symbols(module)
     functions = {}
     for symbol, fn in module.functions.items():
         fnty = ll.FunctionType(I32, [I64.as_pointer()] + [param_type(p.type)
                                                           for p in fn.params + fn.results])
         functions[symbol] = ll.Function(out, fnty, name=symbol)
     for symbol, fn in module.functions.items():
-        _FunctionEmitter(out, functions, module, fn).emit()
+        _FunctionEmitter(out, functions, module, fn, symbol in recursive).emit()
         _emit_entry(out, functions[symbol], fn)
     return out
 
@@ -63,8 +99,9 @@ def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
 class _FunctionEmitter(ExprEmitter):
     """Emits the body of one IR function."""
 
-    def __init__(self, out, functions, module: ir.Module, fn: ir.Function):
+    def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
+        self.recursive = recursive      # counts the call depth (see recursive_symbols)
         self.llfn = functions[fn.symbol]
         self.llfn.attributes.add("nounwind")
         entry = self.llfn.append_basic_block("entry")
@@ -89,15 +126,17 @@ class _FunctionEmitter(ExprEmitter):
             self.slots[var] = self.constant_descriptor(constant, var.name)
         self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
         depth_ptr = self.ctx_word(abi.CTX_DEPTH)
-        depth = self.builder.add(self.builder.load(depth_ptr), ll.Constant(I64, 1))
-        self.builder.store(depth, depth_ptr)
-        too_deep = self.builder.icmp_signed(">", depth, self.builder.load(
-            self.ctx_word(abi.CTX_MAX_DEPTH)))
-        self.fail_if(too_deep, self.depth_site(), ())
+        if self.recursive:
+            depth = self.builder.add(self.builder.load(depth_ptr), ll.Constant(I64, 1))
+            self.builder.store(depth, depth_ptr)
+            too_deep = self.builder.icmp_signed(">", depth, self.builder.load(
+                self.ctx_word(abi.CTX_MAX_DEPTH)))
+            self.fail_if(too_deep, self.depth_site(), ())
         self.emit_body(self.fn.body)
         if not self.builder.block.is_terminated:
-            self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
-                                                ll.Constant(I64, 1)), depth_ptr)
+            if self.recursive:
+                self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
+                                                    ll.Constant(I64, 1)), depth_ptr)
             self.builder.ret(ll.Constant(I32, 0))
 
     def depth_site(self) -> int:

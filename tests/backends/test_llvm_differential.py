@@ -145,3 +145,28 @@ end
         assert got.value.span == expected.value.span
         assert [(f.function, f.call_site, f.backward) for f in got.value.frames] == \
             [(f.function, f.call_site, f.backward) for f in expected.value.frames]
+
+
+def test_unbounded_recursion_is_a_clean_error():
+    """The call depth is limited in compiled code as in the interpreter."""
+    source = "function down(n)\n    DEC(n)\n    down(n)\nend\n"
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(source, backend=backend)
+        with pytest.raises(rlang.RlangError, match="call depth exceeded the limit of 10000"):
+            m.down(5)
+
+
+def test_deep_recursion_within_the_limit_runs():
+    source = """
+function triangle(n, acc)
+    if n > 0
+        acc += n
+        m ← n - 1
+        triangle(m, acc)
+        m → n - 1
+    end
+end
+"""
+    m = rlang.loads(source, backend="llvm")
+    assert m.triangle(9000, 0) == (9000, 9000 * 9001 // 2)
+    assert (~m.triangle)(9000, 9000 * 9001 // 2) == (9000, 0)
