@@ -91,8 +91,10 @@ class Function:
         return [p.name for p in self.module.unit.functions[self.name].params]
 
     def __call__(self, *args) -> tuple:
-        runner = self.module.compiled or self.module.interpreter
-        values = run_deep(runner.call, self.name, list(args), self.inverse)
+        compiled = self.module.compiled
+        if compiled is not None:
+            return tuple(compiled.call(self.name, list(args), self.inverse))
+        values = run_deep(self.module.interpreter.call, self.name, list(args), self.inverse)
         return tuple(values)
 
     def __invert__(self) -> "Function":

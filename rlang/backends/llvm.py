@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..deep import run_deep
 from ..errors import RlangTypeError
 from ..lower import lower, symbol_of, type_of_value
 from .llvm_emit import emit_module
@@ -35,15 +36,18 @@ class LlvmFunctions:
         values = [_native_array(v) for v in values]
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
-        return native.call(symbol_of(name, types, inverse), values,
-                           self.interpreter.max_depth)
+        call = (native.call, symbol_of(name, types, inverse), values, self.interpreter.max_depth)
+        # deep native recursion runs on the interpreter's big-stack thread; other
+        # calls run here (starting a thread costs far more than a small kernel)
+        return run_deep(*call) if native.recursive else call[0](*call[1:])
 
     def run_main(self) -> list:
         """Run `main()`; return its store as (name, value) pairs."""
         if "main" not in self.unit.functions:
             return self.interpreter.run_main()      # the interpreter's error
-        return self.native("main", (), False).call(symbol_of("main", (), False), [],
-                                                   self.interpreter.max_depth)
+        native = self.native("main", (), False)
+        return run_deep(native.call, symbol_of("main", (), False), [],
+                        self.interpreter.max_depth)
 
     def native(self, name: str, types: tuple, inverse: bool):
         """The compiled module of one specialisation (memory, then disk cache)."""

@@ -29,7 +29,7 @@ from .llvm_errors import error_from_context, print_line
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `_compiler_digest`).
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 _SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
                   "f32": ctypes.c_float, "f64": ctypes.c_double}
@@ -95,8 +95,8 @@ def compile_module(key: str, build) -> "NativeModule":
     if path.exists():
         try:
             with open(path, "rb") as f:
-                entry, symbols, sites, obj = pickle.load(f)
-            return NativeModule(entry, symbols, sites, obj)
+                entry, symbols, sites, obj, recursive = pickle.load(f)
+            return NativeModule(entry, symbols, sites, obj, recursive)
         except Exception:       # a damaged cache entry is rebuilt
             pass
     module, llvm_module = build()
@@ -105,12 +105,15 @@ def compile_module(key: str, build) -> "NativeModule":
     obj = machine.emit_object(optimised)
     symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results])
                for s, fn in module.functions.items()}
-    native = NativeModule(module.entry, symbols, list(module.sites), obj)
+    from .llvm_emit import recursive_symbols
+
+    recursive = bool(recursive_symbols(module))
+    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(f".{os.getpid()}.tmp")
         with open(temp, "wb") as f:
-            pickle.dump((module.entry, symbols, list(module.sites), obj), f)
+            pickle.dump((module.entry, symbols, list(module.sites), obj, recursive), f)
         os.replace(temp, path)
     except OSError:             # an unwritable cache only costs the next compile
         pass
@@ -120,9 +123,11 @@ def compile_module(key: str, build) -> "NativeModule":
 class NativeModule:
     """Object code loaded into its own MCJIT engine."""
 
-    def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes):
+    def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
+                 recursive: bool):
         _initialise()
         self.entry, self.symbols, self.sites = entry, symbols, sites
+        self.recursive = recursive      # deep native recursion needs a big stack
         machine = target_machine()
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
