@@ -293,7 +293,8 @@ class Alloc:
 @dataclass(frozen=True)
 class Dealloc:
     """Free an ancilla; with `site`, its value must equal `value` (floats within the
-    tolerance; arrays: a `ConstArray`, or all zero when `value` is None)."""
+    tolerance; arrays: a `ConstArray`, the `Read` of an array of the same type, or all
+    zero when `value` is None)."""
 
     var: Var
     value: object

@@ -293,11 +293,17 @@ class _FunctionLowering:
                 if expected.type != var.type:
                     raise BackendUnsupported("deallocating an array with a literal of another "
                                              "type or rank", stmt.value.span)
+            elif isinstance(stmt.value, ast.Name) and \
+                    isinstance(self.lookup_array(stmt.value.id), ir.Var) and \
+                    self.lookup_array(stmt.value.id).type == var.type:
+                expected = ir.Read(self.lookup_array(stmt.value.id))
             elif not (isinstance(stmt.value, ast.Call) and stmt.value.func == "zeros"):
                 raise BackendUnsupported("the compiled backends deallocate arrays with "
-                                         "`zeros(T, n…)` or an array literal", stmt.value.span)
+                                         "`zeros(T, n…)`, an array literal or an array of "
+                                         "the same type", stmt.value.span)
+            compared = None if expected is None else _text(stmt.value)
             return [ir.Dealloc(var, expected, self.site("dealloc_array", stmt.span,
-                                                        (stmt.name,)))]
+                                                        (stmt.name, compared)))]
         detail = (stmt.name, var.type)
         expected = _convert(self.expr(stmt.value, var.type if is_number_literal(stmt.value)
                                       else None), var.type) if self.checks else None

@@ -351,7 +351,9 @@ class _FunctionEmitter(ExprEmitter):
                 count = ll.Constant(I64, 1)
                 for extent in shape:
                     count = self.builder.mul(count, extent)
-                if isinstance(stmt.value, ir.ConstArray):
+                if isinstance(stmt.value, ir.Read):
+                    nonzero = self.count_mismatches(var, stmt.value.var)
+                elif isinstance(stmt.value, ir.ConstArray):
                     nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
                                                 [data, self.constant_data(stmt.value), count])
                 else:
@@ -368,6 +370,55 @@ class _FunctionEmitter(ExprEmitter):
             differs = self.values_differ(value, expected, var.type)
             self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
                                               self.value_for_report(expected, var.type)])
+
+    def count_mismatches(self, var: ir.Var, other: ir.Var):
+        """How many elements of two arrays of one type differ (the check equality);
+        arrays of different shapes count as all different."""
+        b = self.builder
+        data, shape, strides = self.array_parts(var)
+        other_data, other_shape, other_strides = self.array_parts(other)
+        count = self.entry_alloca(I64, "mismatches")
+        b.store(ll.Constant(I64, 0), count)
+        same_shape = ll.Constant(I1, 1)
+        for n, m in zip(shape, other_shape):
+            same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
+        with b.if_else(same_shape) as (then, otherwise):
+            with then:
+                self._count_over(var.type.elem, data, other_data, shape, strides,
+                                 other_strides, count)
+            with otherwise:
+                b.store(ll.Constant(I64, 1), count)
+        return b.load(count)
+
+    def _count_over(self, elem, data, other_data, shape, strides, other_strides, count):
+        """Nested loops over every index of `shape`, adding the mismatches to `count`."""
+        b = self.builder
+        offsets = [(ll.Constant(I64, 0), ll.Constant(I64, 0))]
+
+        def level(axis, offset, other_offset):
+            if axis == len(shape):
+                x = self.from_storage(b.load(b.gep(data, [offset])), elem)
+                y = self.from_storage(b.load(b.gep(other_data, [other_offset])), elem)
+                differs = self.values_differ(x, y, elem)
+                b.store(b.add(b.load(count), b.zext(differs, I64)), count)
+                return
+            counter = self.entry_alloca(I64, "i")
+            b.store(ll.Constant(I64, 0), counter)
+            head = self.llfn.append_basic_block("cmp.head")
+            body = self.llfn.append_basic_block("cmp.body")
+            done = self.llfn.append_basic_block("cmp.end")
+            b.branch(head)
+            b.position_at_end(head)
+            i = b.load(counter)
+            b.cbranch(b.icmp_signed("<", i, shape[axis]), body, done)
+            b.position_at_end(body)
+            level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
+                  b.add(other_offset, b.mul(i, other_strides[axis])))
+            b.store(b.add(i, ll.Constant(I64, 1)), counter)
+            b.branch(head)
+            b.position_at_end(done)
+
+        level(0, *offsets[0])
 
     def values_differ(self, value, expected, t: str):
         """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for

@@ -137,8 +137,12 @@ def _dealloc(site, ints, floats, _):
 
 
 def _dealloc_array(site, ints, floats, _):
-    return ReversibilityError(f"deallocation check failed: {site.detail[0]} has {ints[0]} "
-                              "nonzero element(s), expected all zeros", site.span)
+    name, compared = site.detail
+    if compared is None:
+        return ReversibilityError(f"deallocation check failed: {name} has {ints[0]} nonzero "
+                                  "element(s), expected all zeros", site.span)
+    return ReversibilityError(f"deallocation check failed: {name} differs from "
+                              f"`{compared}` in {ints[0]} element(s)", site.span)
 
 
 def _argument(site, ints, floats, _):

@@ -31,7 +31,7 @@ EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
 #: Examples the llvm backend does not compile yet, and the construct it names.
 NOT_YET = {
     "bessel": "one(ulog)", "exp": "one(ulog)", "mypower": "one(ulog)",
-    "fixed_integrator": "fixed", "logplus": "ImagLit", "leapfrog": "deallocate arrays",
+    "fixed_integrator": "fixed", "logplus": "ImagLit",
 }
 
 
@@ -170,3 +170,39 @@ end
     m = rlang.loads(source, backend="llvm")
     assert m.triangle(9000, 0) == (9000, 9000 * 9001 // 2)
     assert (~m.triangle)(9000, 9000 * 9001 // 2) == (9000, 0)
+
+
+def test_array_deallocation_checks():
+    """`a → zeros(…)`, `a → [literal]` and `a → b` compare every element (floats
+    within the tolerance) in compiled code, with strided arguments too."""
+    source = """
+function keep(x: f64[:,:], k)
+    a ← zeros(f64, size(x, 0), size(x, 1))
+    for i = 0:size(x, 0) - 1
+        for j = 0:size(x, 1) - 1
+            a[i, j] += x[i, j] * k
+        end
+    end
+    for i = 0:size(x, 0) - 1
+        for j = 0:size(x, 1) - 1
+            a[i, j] -= x[i, j]
+        end
+    end
+    a → x
+end
+
+function literal(k)
+    c ← [1.0, 2.0]
+    c[0] += k
+    c → [1.0, 2.0]
+end
+"""
+    m = rlang.loads(source, backend="llvm")
+    base = np.arange(12.0).reshape(3, 4)
+    view = base[:, ::2]                           # strides (4, 2) in elements
+    assert m.keep(view, 2.0)[1] == 2.0
+    with pytest.raises(rlang.ReversibilityError, match="a differs from `x` in 5 element"):
+        m.keep(view, 3.0)
+    assert m.literal(0.0) == (0.0,)
+    with pytest.raises(rlang.ReversibilityError, match="c has 1 nonzero|c differs"):
+        m.literal(1.0)
