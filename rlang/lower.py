@@ -230,9 +230,17 @@ class _FunctionLowering:
 
     def _instr(self, stmt: ast.Instr) -> list:
         name = stmt.name
-        if name in ("PUSH", "POP", "CONJ"):
+        if name in ("PUSH", "POP"):
             raise BackendUnsupported(f"the compiled backends do not handle {name} yet",
                                      stmt.span)
+        if name == "CONJ":                  # the conjugate of a real number is itself
+            place = self.place(stmt.args[0])
+            if place.type not in ("i32", "i64", "f32", "f64"):
+                from .values import with_article
+
+                raise RlangTypeError(f"CONJ cannot update "
+                                     f"{with_article(ir.type_text(place.type))}", stmt.span)
+            return []
         count = 2 if name in ("SWAP", "ROT", "IROT", "HADAMARD") else 1
         places = tuple(self.place(arg) for arg in stmt.args[:count])
         for place, arg in zip(places, stmt.args):

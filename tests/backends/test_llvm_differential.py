@@ -206,3 +206,13 @@ end
     assert m.literal(0.0) == (0.0,)
     with pytest.raises(rlang.ReversibilityError, match="c has 1 nonzero|c differs"):
         m.literal(1.0)
+
+
+def test_conj_of_a_real_number():
+    source = "function f(x, y)\n    CONJ(x)\n    y += x\nend\n\nfunction g(b)\n    CONJ(b)\nend\n"
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(source, backend=backend)
+        assert m.f(1.5, 0.0) == (1.5, 1.5)
+        assert (~m.f)(1.5, 1.5) == (1.5, 0.0)
+        with pytest.raises(rlang.RlangTypeError, match="CONJ cannot update a bool"):
+            m.g(True)
