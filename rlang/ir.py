@@ -46,6 +46,12 @@ class StackType:
         return f"stack{{{self.elem}}}"
 
 
+def c_identifier(name: str) -> str:
+    """A rev name as an identifier of generated code (C, LLVM): every character that
+    is not a letter, a digit or `_` becomes `_` (`scale!` → `scale_`)."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
 def type_text(t) -> str:
     return t if isinstance(t, str) else str(t)
 

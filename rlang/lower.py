@@ -74,7 +74,7 @@ def lower_many(unit, entries, invcheck: bool) -> ir.Module:
 
 def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
     """The generated-code name of a specialisation (a C identifier)."""
-    safe = "".join(c if c.isalnum() else "_" for c in name)
+    safe = ir.c_identifier(name)
     sig = "_".join(_type_code(t) for t in arg_types)
     return f"rev_{'inv_' if inverse else ''}{safe}__{sig}" if sig else \
         f"rev_{'inv_' if inverse else ''}{safe}"

@@ -132,7 +132,7 @@ def c_header(module: ir.Module, entries, skipped, source: str) -> str:
 
 
 def _c_param(var: ir.Var) -> str:
-    name = "".join(c if c.isalnum() or c == "_" else "_" for c in var.name)
+    name = ir.c_identifier(var.name)
     if isinstance(var.type, ir.ArrayType):
         return f"rev_array{var.type.ndim} *{name}"
     return f"{abi.C_TYPES[var.type]} *{name}"

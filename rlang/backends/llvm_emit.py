@@ -111,7 +111,7 @@ class _FunctionEmitter(ExprEmitter):
         self.array_cache: dict = {}     # Var → (data pointer, shape, strides) values
         self.results = {}               # store variable → its result pointer
         for var, arg in zip(fn.params + fn.results, self.llfn.args[1:]):
-            arg.name = _llvm_name(var.name)
+            arg.name = ir.c_identifier(var.name)
             if var in fn.results:
                 self.results[var] = arg
             else:
@@ -607,7 +607,4 @@ class _FunctionEmitter(ExprEmitter):
 def _byte_size(scalar: str) -> int:
     return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}[scalar]
 
-
-def _llvm_name(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 

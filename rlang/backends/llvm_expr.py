@@ -84,7 +84,7 @@ class ExprEmitter:
             self.builder.position_before(entry.instructions[0])
         else:
             self.builder.position_at_end(entry)
-        slot = self.builder.alloca(lltype, name=_name(name))
+        slot = self.builder.alloca(lltype, name=ir.c_identifier(name))
         self.builder.position_at_end(saved)
         return slot
 
@@ -301,7 +301,4 @@ class _counted_loop:
         b.position_at_end(self.done)
         return False
 
-
-def _name(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
