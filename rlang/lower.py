@@ -23,8 +23,8 @@ from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
 from .numbers import F32, I32
-from .primitives import BUILTINS, CONSTANTS
-from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
+from .primitives import CONSTANTS
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
 
 
 def type_of_value(value, backend: str = "llvm"):
@@ -436,8 +436,6 @@ class _FunctionLowering:
 
     def const_array(self, node: ast.ArrayLit) -> ir.ConstArray:
         """An array literal whose elements are constants, evaluated now."""
-        from .values import array_from_nested, array_to_nested
-
         evaluator = Evaluator(dict(self.lowering.consts))
         try:
             array = evaluator.eval(node, {})

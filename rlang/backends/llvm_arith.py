@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from ..errors import InternalError
 from .llvm_expr import F64, I1, I64, llvm_type
 
 
@@ -273,5 +274,5 @@ def _int_builtin(em, name, args, lltype):
     if name == "sign":
         return b.sub(b.zext(b.icmp_signed(">", x, zero), lltype),
                      b.zext(b.icmp_signed("<", x, zero), lltype))
-    raise NotImplementedError(name)
+    raise InternalError(f"`{name}` has no integer form in the llvm backend")
 

@@ -16,7 +16,7 @@ from llvmlite import ir as ll
 
 from .. import ir
 from . import abi
-from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, storage_type
+from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
 from ..checks import ATOL
@@ -393,7 +393,6 @@ class _FunctionEmitter(ExprEmitter):
     def _count_over(self, elem, data, other_data, shape, strides, other_strides, count):
         """Nested loops over every index of `shape`, adding the mismatches to `count`."""
         b = self.builder
-        offsets = [(ll.Constant(I64, 0), ll.Constant(I64, 0))]
 
         def level(axis, offset, other_offset):
             if axis == len(shape):
@@ -402,23 +401,12 @@ class _FunctionEmitter(ExprEmitter):
                 differs = self.values_differ(x, y, elem)
                 b.store(b.add(b.load(count), b.zext(differs, I64)), count)
                 return
-            counter = self.entry_alloca(I64, "i")
-            b.store(ll.Constant(I64, 0), counter)
-            head = self.llfn.append_basic_block("cmp.head")
-            body = self.llfn.append_basic_block("cmp.body")
-            done = self.llfn.append_basic_block("cmp.end")
-            b.branch(head)
-            b.position_at_end(head)
-            i = b.load(counter)
-            b.cbranch(b.icmp_signed("<", i, shape[axis]), body, done)
-            b.position_at_end(body)
-            level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
-                  b.add(other_offset, b.mul(i, other_strides[axis])))
-            b.store(b.add(i, ll.Constant(I64, 1)), counter)
-            b.branch(head)
-            b.position_at_end(done)
+            with counted_loop(b, self.llfn, shape[axis], self.entry_alloca(I64, "i"),
+                              "cmp") as i:
+                level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
+                      b.add(other_offset, b.mul(i, other_strides[axis])))
 
-        level(0, *offsets[0])
+        level(0, ll.Constant(I64, 0), ll.Constant(I64, 0))
 
     def values_differ(self, value, expected, t: str):
         """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for
@@ -541,24 +529,13 @@ class _FunctionEmitter(ExprEmitter):
         slot = self.entry_alloca(I64, stmt.var.name)
         self.slots[stmt.var] = slot
         counter = self.entry_alloca(I64, "iteration")
-        b.store(zero, counter)
-        head = self.llfn.append_basic_block("for.head")
-        body = self.llfn.append_basic_block("for.body")
-        done = self.llfn.append_basic_block("for.end")
-        b.branch(head)
-        b.position_at_end(head)
-        n = b.load(counter)
-        b.cbranch(b.icmp_signed("<", n, count), body, done)
-        b.position_at_end(body)
-        index = b.add(start, b.mul(n, step))
-        b.store(index, slot)
-        self.emit_body(stmt.body)
-        if stmt.site is not None:
-            now = b.load(slot)
-            self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
-        b.store(b.add(n, ll.Constant(I64, 1)), counter)
-        b.branch(head)
-        b.position_at_end(done)
+        with counted_loop(b, self.llfn, count, counter, "for") as n:
+            index = b.add(start, b.mul(n, step))
+            b.store(index, slot)
+            self.emit_body(stmt.body)
+            if stmt.site is not None:
+                now = b.load(slot)
+                self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
         if stmt.site is not None:
             after = [self.expr(e) for e in (stmt.start, stmt.step, stmt.stop)]
             for k, (before, now) in enumerate(zip((start, step, stop), after)):

@@ -172,7 +172,7 @@ class ExprEmitter:
         b = ll.IRBuilder(fn.append_basic_block("entry"))
         count = b.alloca(I64)
         b.store(ll.Constant(I64, 0), count)
-        with _counted_loop(b, fn, n) as i:
+        with counted_loop(b, fn, n, b.alloca(I64)) as i:
             x = b.load(b.gep(fn.args[0], [i]))
             y = b.load(b.gep(fn.args[1], [i])) if compare_with_array else ll.Constant(elem, 0)
             if scalar in ("f32", "f64"):
@@ -273,19 +273,20 @@ class ExprEmitter:
         return floor_div_int(self, a, b_, I64)
 
 
-class _counted_loop:
-    """`with _counted_loop(builder, fn, n) as i:` emits `for i in 0..n-1`."""
+class counted_loop:
+    """`with counted_loop(builder, fn, n, counter, "name") as i:` emits
+    `for i in 0 … n-1` around the statements of the block; `counter` is an i64 slot
+    (an alloca of the entry block, so that loops do not grow the stack)."""
 
-    def __init__(self, builder, fn, n):
-        self.b, self.fn, self.n = builder, fn, n
+    def __init__(self, builder, fn, n, counter, name: str = "loop"):
+        self.b, self.fn, self.n, self.counter, self.name = builder, fn, n, counter, name
 
     def __enter__(self):
         b = self.b
-        self.counter = b.alloca(I64)
         b.store(ll.Constant(I64, 0), self.counter)
-        self.head = self.fn.append_basic_block("loop.head")
-        self.body = self.fn.append_basic_block("loop.body")
-        self.done = self.fn.append_basic_block("loop.end")
+        self.head = self.fn.append_basic_block(f"{self.name}.head")
+        self.body = self.fn.append_basic_block(f"{self.name}.body")
+        self.done = self.fn.append_basic_block(f"{self.name}.end")
         b.branch(self.head)
         b.position_at_end(self.head)
         i = b.load(self.counter)
