@@ -16,8 +16,9 @@ the docs", is the convention authors follow):
 - ```c: must compile (`gcc -fsyntax-only`, with <stdint.h>).
 - ```text: shown, not run.  Any block marked `ignore` is not run; there may be only a few.
 
-Expected text may use `…` for "anything on this line".  Each page runs in its own
-temporary directory with `examples/` linked into it.
+Expected text may use `…` for "any text on this line" and a line `⋮` for "any
+number of lines".  Each page runs in its own temporary directory with `examples/`
+linked into it.
 """
 from __future__ import annotations
 
@@ -173,10 +174,11 @@ RUNNERS = {"rev": run_rev, "console": run_console, "python": run_python, "c": ru
 
 
 def assert_printed(expected: str, printed: str, command: str = "") -> None:
-    """`printed` is `expected` line by line, `…` standing for any text on its line."""
-    want = expected.rstrip("\n").splitlines()
-    got = [line.rstrip() for line in printed.rstrip("\n").splitlines()]
-    pattern = [re.escape(line.rstrip()).replace("…", ".*?") for line in want]
-    ok = len(want) == len(got) and all(re.fullmatch(p, g) for p, g in zip(pattern, got))
-    assert ok, (f"{command}\n--- expected\n{expected.rstrip()}\n--- printed\n"
-                f"{printed.rstrip()}")
+    """`printed` is `expected` line by line, where `…` stands for any text on its line
+    and a line `⋮` for any number of lines."""
+    got = "".join(line.rstrip() + "\n" for line in printed.rstrip("\n").splitlines())
+    pattern = "".join(r"(?:.*\n)*?" if line.strip() == "⋮" else
+                      re.escape(line.rstrip()).replace("…", ".*?") + "\n"
+                      for line in expected.rstrip("\n").splitlines())
+    assert re.fullmatch(pattern, got), (f"{command}\n--- expected\n{expected.rstrip()}\n"
+                                        f"--- printed\n{printed.rstrip()}")
