@@ -120,13 +120,28 @@ def parts(value) -> tuple[float, float]:
     return float(value), 0.0
 
 
+def select(condition, then, otherwise):
+    """`then()` where `condition` holds, else `otherwise()`.
+
+    On numbers and dual numbers only the chosen branch is computed.  A symbolic
+    condition (rlang/symbolic.py, which has `select`) builds both branches and
+    chooses at run time; this is how the partial-derivative rules branch without
+    branching in Python."""
+    if hasattr(condition, "select"):
+        return condition.select(then(), otherwise())
+    return then() if condition else otherwise()
+
+
 def lift(name: str):
-    """The one-argument built-in `name`, on floats or on Duals."""
+    """The one-argument built-in `name`, on floats, on Duals, or on symbolic
+    expressions (anything with `apply_builtin`, rlang/symbolic.py)."""
 
     def apply(x):
         from .primitives import BUILTINS
 
         builtin = BUILTINS[name]
+        if hasattr(x, "apply_builtin"):
+            return x.apply_builtin(name)
         if type(x) is not Dual:
             return builtin.forward(x)
         (derivative,) = builtin.partials(x.a)

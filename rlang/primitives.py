@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .dual import lift
+from .dual import lift, select
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -43,7 +43,7 @@ def _float_domain(fn: Callable[..., float], ieee: Callable | None = None) -> Cal
     return wrapped
 
 
-def _sign(x):
+def _sign_value(x):
     if isinstance(x, float) and math.isnan(x):
         return x
     value = (x > 0) - (x < 0)
@@ -80,8 +80,11 @@ def _atan_ieee(y, x=None):
 
 # Partial derivatives are written with these lifted functions so that they can be
 # evaluated on dual numbers too (second derivatives, for Hessians): rlang/dual.py.
-_sin, _cos, _tan, _sinh, _cosh, _tanh, _exp, _log, _sqrt = (
-    lift(name) for name in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt"))
+# They never branch in Python on a value: a choice is a lazy `select`, so that the
+# same rules also build symbolic expressions for the compiled backends (symbolic.py).
+_sin, _cos, _tan, _sinh, _cosh, _tanh, _exp, _log, _sqrt, _sign, _floor = (
+    lift(name) for name in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt",
+                            "sign", "floor"))
 
 
 @dataclass(frozen=True)
@@ -128,21 +131,21 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     _b("sqrt", 1, _f(math.sqrt, np.sqrt), lambda x: (0.5 / _sqrt(x),)),
     _b("cbrt", 1, _f(lambda x: math.copysign(abs(x) ** (1.0 / 3.0), x)),
        lambda x: (1.0 / (3.0 * abs(x) ** (2.0 / 3.0)),)),
-    _b("abs", 1, _abs, lambda x: (_sign(float(x)),), int_preserving=True),
+    _b("abs", 1, _abs, lambda x: (_sign(x),), int_preserving=True),
     _b("abs2", 1, lambda x: x * x, lambda x: (2.0 * x,), int_preserving=True),
     _b("angle", 1, lambda x: _f(math.atan2)(0.0, x), lambda x: (0.0,)),
     _b("real", 1, lambda x: x, lambda x: (1.0,), int_preserving=True),
     _b("imag", 1, lambda x: 0 if isinstance(x, int) else 0.0, lambda x: (0.0,),
        int_preserving=True),
     _b("conj", 1, lambda x: x, lambda x: (1.0,), int_preserving=True),
-    _b("min", 2, _min, lambda a, b: (1.0, 0.0) if a <= b else (0.0, 1.0), int_preserving=True),
-    _b("max", 2, _max, lambda a, b: (1.0, 0.0) if a >= b else (0.0, 1.0), int_preserving=True),
+    _b("min", 2, _min, lambda a, b: _first_or_second(a <= b), int_preserving=True),
+    _b("max", 2, _max, lambda a, b: _first_or_second(a >= b), int_preserving=True),
     _b("floor", 1, lambda x: float(math.floor(x)) if math.isfinite(x) else float(x),
        lambda x: (0.0,)),
     _b("ceil", 1, lambda x: float(math.ceil(x)) if math.isfinite(x) else float(x),
        lambda x: (0.0,)),
     _b("round", 1, _round_half_even, lambda x: (0.0,)),
-    _b("sign", 1, _sign, lambda x: (0.0,), int_preserving=True),
+    _b("sign", 1, _sign_value, lambda x: (0.0,), int_preserving=True),
     _b("hypot", 2, _f(math.hypot, np.hypot),
        lambda a, b: (a / _sqrt(a * a + b * b), b / _sqrt(a * a + b * b))),
 ]}
@@ -166,13 +169,17 @@ BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name),
                           complex_derivative=_COMPLEX_DERIVATIVE.get(name))
             for name, b in BUILTINS.items()}
 
+def _first_or_second(first: bool):
+    """The partials (1, 0) of min/max when the first argument is chosen, else (0, 1)."""
+    return (select(first, lambda: 1.0, lambda: 0.0), select(first, lambda: 0.0, lambda: 1.0))
+
+
 def _pow_partials(a, b):
-    d_base = b * a ** (b - 1) if b != 0 else 0.0
     if isinstance(a, complex) or isinstance(b, complex):
-        d_exponent = a ** b * cmath.log(a) if a != 0 else 0.0
-    else:
-        d_exponent = a ** b * _log(a) if a > 0 else 0.0
-    return d_base, d_exponent
+        d_base = b * a ** (b - 1) if b != 0 else 0.0
+        return d_base, (a ** b * cmath.log(a) if a != 0 else 0.0)
+    return (select(b != 0, lambda: b * a ** (b - 1), lambda: 0.0),
+            select(a > 0, lambda: a ** b * _log(a), lambda: 0.0))
 
 
 #: Partial derivatives (∂/∂left, ∂/∂right) of the differentiable binary operators.
@@ -182,7 +189,7 @@ OPERATOR_PARTIALS: dict[str, Callable] = {
     "*": lambda a, b: (b, a),
     "/": lambda a, b: (1.0 / b, -a / (b * b)),
     "**": _pow_partials,
-    "%": lambda a, b: (1.0, -math.floor(a / b)),    # a - b·⌊a/b⌋, piecewise
+    "%": lambda a, b: (1.0, -_floor(a / b)),        # a - b·⌊a/b⌋, piecewise
     "//": lambda a, b: (0.0, 0.0),                  # piecewise constant
 }
 
