@@ -75,6 +75,7 @@ def workdirs(tmp_path_factory):
 @pytest.mark.parametrize("block", [_param(b) for b in RUN])
 def test_block(block, workdirs, monkeypatch):
     monkeypatch.chdir(workdirs(block.doc))
+    monkeypatch.setenv("COLUMNS", "80")         # argparse wraps usage to the terminal
     RUNNERS[block.lang](block)
 
 
