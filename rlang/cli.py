@@ -5,6 +5,7 @@
                [--json]
     rlang check FILE
     rlang invert FILE [FUNCTION]
+    rlang [repl [--no-invcheck]]             (the REPL, rlang/repl; docs/repl.md)
 
 A thin layer over the public API.  Exit status: 0 on success, 1 for an error in the
 program (printed to stderr as LANGUAGE.md §8 shows), 2 for a bad command line, 130
@@ -93,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     invert = commands.add_parser("invert", help="print the inverse program as rev source")
     invert.add_argument("file", metavar="FILE")
     invert.add_argument("function", metavar="FUNCTION", nargs="?")
+
+    repl = commands.add_parser("repl", help="the interactive REPL (also: rlang with no "
+                               "arguments); with standard input not a terminal, it runs "
+                               "the statements it reads")
+    repl.add_argument("--no-invcheck", action="store_true",
+                      help="skip the reversibility checks at run time")
     return parser
 
 
@@ -100,13 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns (and exits with) the status."""
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    if not argv:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
     try:
-        options = parser.parse_args(_options_first(argv))
+        options = parser.parse_args(_options_first(argv or ["repl"]))
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    if options.command == "repl":     # on the main thread: it takes Ctrl-C itself
+        from .repl import start
+
+        return start(invcheck=not options.no_invcheck)
     try:
         return run_deep(_COMMANDS[options.command], options)
     except RlangError as error:
@@ -180,14 +188,14 @@ def _command_grad(options) -> int:
     args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
     _check_count(fn, args)
     grads = gradient(fn, args, options.loss)
-    results = [(name, _complex_pair(g)) for name, g in zip(fn.params, grads) if g is not None]
+    results = [(name, complex_pair(g)) for name, g in zip(fn.params, grads) if g is not None]
     if options.hessian:
         results.append(("hessian", hessian(fn, args, options.loss)))
     _print_results(results, options.json)
     return 0
 
 
-def _complex_pair(grad):
+def complex_pair(grad):
     """A complex gradient as [∂/∂re, ∂/∂im] (LANGUAGE.md §9)."""
     if isinstance(grad, complex):
         return np.array([grad.real, grad.imag])

@@ -113,8 +113,14 @@ class Interpreter:
             raise RlangRuntimeError(f"{self.unit.file} has no `function main()`; name the "
                                     f"function to run (it defines {defined})")
         env: dict = {}
-        self._run_function(fn, env, False, call_site=None)
+        self.run_in(fn, env)
         return list(env.items())
+
+    def run_in(self, fn: ast.Function, env: dict, inverse: bool = False) -> None:
+        """Run the body of `fn` (or its inverse) on the variables `env`, which it
+        updates in place: allocations add to it, deallocations remove from it.  The
+        REPL runs its top-level statements this way, on a copy of its store."""
+        self._run_function(fn, env, inverse, call_site=None)
 
     # ---------------------------------------------------------------- functions
     def body_of(self, fn: ast.Function, backward: bool) -> tuple:

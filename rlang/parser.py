@@ -1,7 +1,8 @@
 """Source text → AST.
 
 `parse(text, file)` returns an `ast.Program`; `parse_expression(text, file)` one
-expression (used for command-line arguments).  Both raise `ParseError` carrying a
+expression (used for command-line arguments); `parse_statements(text, file)` a tuple
+of statements (the REPL's top-level input).  All raise `ParseError` carrying a
 span and, in words, what was expected; `ParseError.incomplete` says that the text
 ended too early (the REPL uses it to ask for more lines).
 
@@ -132,6 +133,11 @@ def parse(text: str, file: str = "<string>") -> ast.Program:
 def parse_expression(text: str, file: str = "<argument>") -> object:
     """Parse a single expression (a command-line argument, a REPL expression)."""
     return run_deep(_run, text, file, "expr")
+
+
+def parse_statements(text: str, file: str = "<input>") -> tuple:
+    """Parse a list of statements, as a function body holds (a REPL input)."""
+    return run_deep(_run, text, file, "body")
 
 
 def _run(text: str, file: str, start: str):

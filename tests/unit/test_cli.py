@@ -263,9 +263,21 @@ def test_bad_command_lines_exit_2(cli, argv):
     assert "usage:" in err and no_traceback(err)
 
 
-def test_no_arguments_print_the_usage_and_exit_2(cli):
-    code, out, err = cli()
-    assert code == 2 and "run" in err and "check" in err and "invert" in err
+def test_no_arguments_start_the_repl(repo):
+    """`rlang` alone is the REPL (LANGUAGE.md §12); tests/repl/ tests it in depth."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done = subprocess.run([sys.executable, "-m", "rlang.cli"], input="x ← 1.5\nx * 2\n",
+                          capture_output=True, text=True, timeout=120, cwd=repo, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "3.0\n", "")
+
+
+def test_help_lists_the_commands(cli):
+    code, out, err = cli("--help")
+    assert code == 0 and all(word in out for word in ("run", "check", "invert", "repl"))
 
 
 def test_unknown_command_in_a_real_process_exits_2(run_cli):
