@@ -84,6 +84,13 @@ def test_every_block_has_a_known_info_string():
     assert not problems, "\n".join(problems)
 
 
+def test_the_index_links_every_page():
+    index = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    pages = [page.name for page in PAGES if page.parent.name == "docs"]
+    unlinked = [name for name in pages if name != "index.md" and f"]({name})" not in index]
+    assert not unlinked, f"docs/index.md does not link {unlinked}"
+
+
 def test_few_blocks_are_ignored():
     ignored = [b.where for b in BLOCKS if "ignore" in b.flags]
     assert len(ignored) <= MAX_IGNORED, f"too many blocks marked ignore: {ignored}"
