@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from markdown_blocks import RUNNABLE, Block, blocks_of
+from rlang import primitives
 from rlang.cli import main as rlang_main
 from rlang.errors import ParseError
 from rlang.parser import parse
@@ -89,6 +90,19 @@ def test_the_index_links_every_page():
     pages = [page.name for page in PAGES if page.parent.name == "docs"]
     unlinked = [name for name in pages if name != "index.md" and f"]({name})" not in index]
     assert not unlinked, f"docs/index.md does not link {unlinked}"
+
+
+def test_the_reference_names_every_primitive():
+    """Each built-in function, conversion, constant and instruction of the registry
+    appears in a `code span` of docs/reference.md."""
+    text = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)     # prose only
+    documented = {word for span in re.findall(r"`([^`]+)`", text)
+                  for word in re.findall(r"\w+", span)}
+    registry = [*primitives.BUILTINS, *primitives.STRUCTURAL_BUILTINS,
+                *primitives.CONVERSIONS, *primitives.CONSTANTS,
+                *primitives.INSTRUCTION_TABLE]
+    assert [name for name in registry if name not in documented] == []
 
 
 def test_few_blocks_are_ignored():
