@@ -127,8 +127,7 @@ def _grad(session, argument: str, file: str) -> None:
     grads = gradient(Function(module, fn.name, call.inverse), args, _loss_of(loss, fn, call))
     rows = [f"{param.name} = {format_value(complex_pair(g))}"
             for param, g in zip(fn.params, grads) if g is not None]
-    session.write("\n".join(rows) if rows else
-                  f"`{fn.name}` has no float, fixed, complex or ulog parameter")
+    session.write("\n".join(rows))     # never empty: the loss itself has a gradient
 
 
 def _split_loss(argument: str) -> tuple[str, str]:
@@ -183,7 +182,7 @@ COMMANDS = {
     "grad": (_grad, ":grad CALL --loss VIEW",
              "the gradient of VIEW after CALL, e.g. :grad f(y, x) --loss y"),
     "llvm": (_llvm, ":llvm NAME", "the LLVM IR the llvm backend generates for a function"),
-    "undo": (_undo, ":undo", "run the inverse of the last statement that changed the "
-             "variables (repeat to go further back)"),
+    "undo": (_undo, ":undo", "step back: run the inverse of the last statement that "
+             "changed the variables"),
     "quit": (None, ":quit", "leave (so does Ctrl-D)"),
 }

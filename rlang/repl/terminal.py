@@ -85,12 +85,16 @@ def _vocabulary(session) -> set[str]:
             *session.functions, *session.consts, *session.store}
 
 
+def _is_rev_or_folder(name: str) -> bool:
+    return name.endswith(".rev") or os.path.isdir(name)
+
+
 class ReplCompleter(Completer):
     """prompt-toolkit's view of `completions` (file names after `:load`)."""
 
     def __init__(self, session):
         self.session = session
-        self.paths = PathCompleter(expanduser=True)
+        self.paths = PathCompleter(expanduser=True, file_filter=_is_rev_or_folder)
 
     def get_completions(self, document, complete_event):
         before = document.text_before_cursor
