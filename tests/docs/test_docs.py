@@ -45,15 +45,6 @@ BLOCKS = [block for page in PAGES for block in blocks_of(page)]
 RUN = [b for b in BLOCKS if b.lang in RUNNABLE and "ignore" not in b.flags and not b.problems]
 MAX_IGNORED = 4
 
-#: Blocks of pages this suite may not edit that fail today, with the reason.
-KNOWN_FAILURES: dict[str, str] = {}
-
-
-def _param(block: Block):
-    reason = KNOWN_FAILURES.get(block.where)
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(block, id=f"{block.where}-{block.lang}", marks=marks)
-
 
 @pytest.fixture(scope="session")
 def workdirs(tmp_path_factory):
@@ -73,7 +64,7 @@ def workdirs(tmp_path_factory):
     return workdir
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in RUN])
+@pytest.mark.parametrize("block", RUN, ids=[f"{b.where}-{b.lang}" for b in RUN])
 def test_block(block, workdirs, monkeypatch):
     monkeypatch.chdir(workdirs(block.doc))
     monkeypatch.setenv("COLUMNS", "80")         # argparse wraps usage to the terminal
