@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import doctest
 import io
-import os
 import re
 import shlex
 import subprocess
