@@ -67,11 +67,15 @@ def blocks_of(path: Path) -> list[Block]:
 
 
 def _fences(path: Path):
+    """The fenced blocks of `path`, and a problem block for each indented one."""
     lines = path.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         opening = FENCE.match(lines[i])
         if not opening:
+            if lines[i].startswith("    ") and i > 0 and not lines[i - 1].strip():
+                yield Block(path, i + 1, "indented", (), lines[i] + "\n",
+                            problems=["an indented code block: fence it, with an info string"])
             i += 1
             continue
         fence, info = opening.groups()

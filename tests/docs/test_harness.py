@@ -23,6 +23,8 @@ x = 1
 untagged
 ```
 
+    indented
+
 ```output
 orphan
 ```
@@ -39,9 +41,10 @@ $ echo $?
 def test_blocks_of_attaches_outputs_and_reports_problems(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(PAGE, encoding="utf-8")
-    rev, untagged, orphan, console = blocks_of(page)
+    rev, untagged, indented, orphan, console = blocks_of(page)
     assert (rev.lang, rev.options, rev.output.text) == ("rev", {"file": "a.rev"}, "x = 1\n")
-    assert untagged.problems and orphan.problems and not console.problems
+    assert untagged.problems and indented.problems and orphan.problems
+    assert not console.problems
     assert console_steps(console.text) == [("rlang run a.rev", "x = 1"), ("echo $?", "0")]
 
 
