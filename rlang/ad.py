@@ -36,6 +36,11 @@ def gradient(function, args, loss) -> tuple:
     every argument of `function` (an `api.Function`)."""
     module = function.module
     fn = module.unit.functions[function.name]
+    if module.compiled is not None:
+        from .backends.llvm_ad import compiled_gradient
+
+        return compiled_gradient(module.compiled, function.name, list(args), loss,
+                                 function.inverse)
     outputs = list(function(*args))
     target = resolve_loss(fn, loss)
     engine = GradInterpreter(module.unit, invcheck=module.invcheck)
@@ -85,14 +90,33 @@ def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
     env = dict(zip((p.name for p in fn.params), values))
     ref = engine.evaluator.ref(view, env)
     value = engine.value(ref)
+    check_loss_value(view, value)
+    engine.set_grad(ref, float(value) if isinstance(value, ULog) else 1.0)
+    for i, param in enumerate(fn.params):
+        values[i] = env[param.name]
+
+
+def check_loss_value(view, value) -> None:
+    """A loss must be a float, fixed, complex or ulog scalar."""
     if isinstance(value, np.ndarray) or not (isinstance(value, (float, complex, Fixed, ULog,
                                                                 Dual))
                                              and not isinstance(value, bool)):
         raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed, complex or "
                              f"ulog scalar, got {format_value(value)}")
-    engine.set_grad(ref, float(value) if isinstance(value, ULog) else 1.0)
-    for i, param in enumerate(fn.params):
-        values[i] = env[param.name]
+
+
+def loss_location(fn: ast.Function, values: list, view) -> tuple:
+    """(parameter position, element index or None) of a loss view of `fn` whose
+    parameters hold `values`; the view's value is checked as a loss."""
+    from .evaluate import Evaluator
+
+    env = dict(zip((p.name for p in fn.params), values))
+    evaluator = Evaluator({})
+    check_loss_value(view, evaluator.eval(view, env))
+    position = [p.name for p in fn.params].index(ast.view_root(view).id)
+    if isinstance(view, ast.Index):
+        return position, tuple(int(evaluator.eval(i, env)) for i in view.indices)
+    return position, None
 
 
 def _text(view) -> str:

@@ -19,7 +19,7 @@ The IR is plain data (frozen dataclasses); passes build new trees.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .span import Span
 
@@ -175,6 +175,17 @@ class Builtin:
 
     name: str
     args: tuple
+    type: str
+
+
+@dataclass(frozen=True)
+class Select:
+    """`then` where `cond` holds, else `otherwise` (both computed; no side effects).
+    Made by the derivative transforms (rlang/symbolic.py), not by the lowering."""
+
+    cond: object
+    then: object
+    otherwise: object
     type: str
 
 
@@ -362,3 +373,46 @@ class Module:
     def add_site(self, site: Site) -> int:
         self.sites.append(site)
         return len(self.sites) - 1
+
+
+# ------------------------------------------------------- expression traversal
+
+def operands(e) -> tuple:
+    """The operand expressions of an expression node, in a fixed order (a Load's
+    indices; a Select's condition first)."""
+    kind = type(e)
+    if kind is Binary or kind is Compare or kind is Logic:
+        return (e.left, e.right)
+    if kind is Unary or kind is Convert:
+        return (e.operand,)
+    if kind is Builtin:
+        return e.args
+    if kind is Load:
+        return e.indices
+    if kind is Select:
+        return (e.cond, e.then, e.otherwise)
+    return ()
+
+
+def with_operands(e, new: tuple):
+    """`e` with its operands (as `operands` lists them) replaced by `new`."""
+    kind = type(e)
+    if kind is Binary or kind is Compare or kind is Logic:
+        return replace(e, left=new[0], right=new[1])
+    if kind is Unary or kind is Convert:
+        return replace(e, operand=new[0])
+    if kind is Builtin:
+        return replace(e, args=tuple(new))
+    if kind is Load:
+        return replace(e, indices=tuple(new))
+    if kind is Select:
+        return replace(e, cond=new[0], then=new[1], otherwise=new[2])
+    return e
+
+
+def unchecked(e):
+    """`e` without its checks (bounds, integer division): for expressions the
+    derivative transforms evaluate again after the original was checked."""
+    new = tuple(unchecked(x) for x in operands(e))
+    e = with_operands(e, new) if new else e
+    return replace(e, site=None) if getattr(e, "site", None) is not None else e

@@ -313,8 +313,9 @@ class _FunctionLowering:
             return [ir.Dealloc(var, expected, self.site("dealloc_array", stmt.span,
                                                         (stmt.name, compared)))]
         detail = (stmt.name, var.type)
+        # the value is kept with the checks off too: gradients flow into it
         expected = _convert(self.expr(stmt.value, var.type if is_number_literal(stmt.value)
-                                      else None), var.type) if self.checks else None
+                                      else None), var.type)
         return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
 
     def _zeros(self, stmt: ast.Zeros) -> list:

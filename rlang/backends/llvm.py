@@ -36,9 +36,13 @@ class LlvmFunctions:
         values = [_native_array(v) for v in values]
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
-        call = (native.call, symbol_of(name, types, inverse), values, self.interpreter.max_depth)
-        # deep native recursion runs on the interpreter's big-stack thread; other
-        # calls run here (starting a thread costs far more than a small kernel)
+        return self.run(native, symbol_of(name, types, inverse), values)
+
+    def run(self, native, symbol: str, values: list) -> list:
+        """Call an entry point of a compiled module.  Deep native recursion runs on
+        the interpreter's big-stack thread; other calls run here (starting a thread
+        costs far more than a small kernel)."""
+        call = (native.call, symbol, values, self.interpreter.max_depth)
         return run_deep(*call) if native.recursive else call[0](*call[1:])
 
     def run_main(self) -> list:
@@ -49,17 +53,23 @@ class LlvmFunctions:
         return run_deep(native.call, symbol_of("main", (), False), [],
                         self.interpreter.max_depth)
 
-    def native(self, name: str, types: tuple, inverse: bool):
-        """The compiled module of one specialisation (memory, then disk cache)."""
-        key = (name, types, inverse)
+    def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):
+        """The compiled module of one specialisation (memory, then disk cache), or of
+        a derivative of it ("grad": its gradient pass, rlang/backends/llvm_ad.py)."""
+        key = (name, types, inverse, derivative)
         native = self._modules.get(key)
         if native is None:
             def build():
+                if derivative:
+                    from .llvm_ad import build_derivative
+
+                    return build_derivative(self.unit, name, types, inverse, self.invcheck,
+                                            derivative)
                 module = lower(self.unit, name, types, inverse, self.invcheck)
                 return module, emit_module(module)
 
             native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
-                                    f"{self.invcheck}", build)
+                                    f"{self.invcheck}|{derivative}", build)
             self._modules[key] = native
         return native
 

@@ -252,6 +252,9 @@ class ExprEmitter:
             return self.builder.icmp_unsigned(e.op, left, right)
         return self.builder.icmp_signed(e.op, left, right)
 
+    def _e_select(self, e: ir.Select):
+        return self.builder.select(self.expr(e.cond), self.expr(e.then), self.expr(e.otherwise))
+
     def _e_convert(self, e: ir.Convert):
         from .llvm_convert import emit_convert
 

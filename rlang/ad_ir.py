@@ -1,0 +1,158 @@
+"""The adjoint transform: compiled gradients by running inverses (LANGUAGE.md §9).
+
+`adjoint_module(module)` takes the lowered IR of ~f (and of everything it calls) and
+returns IR in which every float variable carries a gradient shadow (`ir_shadow`):
+the IR form of `adjoint.GradInterpreter`.  The entry's parameters are those of ~f
+followed by the gradients of its float parameters; called with f's outputs and the
+loss's gradient seeded to 1, it restores the inputs and leaves ∂loss/∂input in the
+gradient parameters.  Derived symbols are `rev_grad_…` (`rev_grad_inv_f__f64` is
+the gradient pass of `f` for f64 arguments).
+
+The statement rules are those of Note [Adjoints of executed statements] in
+rlang/adjoint.py, statement for statement, so compiled and interpreted gradients
+agree.  An expression's chain rule is unrolled at compile time: its float nodes are
+evaluated once into temporaries (`materialise`, as the interpreter records them),
+then each operand receives `seed · ∂node/∂operand`, with the partial derivatives
+traced from the primitive registry (rlang/symbolic.py).  Where a seed is zero the
+interpreter does not descend; here the product is selected to zero instead, so that
+an infinite partial derivative behind a zero seed gives 0, not NaN, in both.
+"""
+from __future__ import annotations
+
+from . import ir
+from .ir_shadow import ShadowFunction, derive_module, zero
+from .symbolic import as_f64, is_one, partials
+
+
+def adjoint_module(module: ir.Module) -> ir.Module:
+    """The gradient-carrying version of every function of `module` (the IR of ~f)."""
+    return derive_module(module, AdjointFunction)
+
+
+def scaled(seed, partial):
+    """seed · partial, zero wherever the seed is zero."""
+    if is_one(partial):
+        return seed
+    if isinstance(partial, ir.Const):
+        if partial.value == -1.0:
+            return ir.Unary("-", seed, "f64")
+        return ir.Binary("*", seed, partial, "f64")
+    product = ir.Binary("*", seed, partial, "f64")
+    return ir.Select(ir.Compare("==", seed, zero()), zero(), product, "f64")
+
+
+class AdjointFunction(ShadowFunction):
+    kind = "grad"
+
+    # ------------------------------------------------------------ chain rule
+    def backprop(self, node, seed, values: dict) -> list:
+        """Statements adding seed · ∂node/∂leaf to the gradient of every view `node`
+        reads; `values` holds the nodes' values (from `materialise`)."""
+        if isinstance(node, (ir.Read, ir.Load)):
+            place = self.leaf_place(node)
+            return [] if place is None else [ir.Update(place, "+=", seed)]
+        operands = ir.operands(node)
+        shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
+        out = []
+        for k, partial in partials(shallow):
+            child, child_seed = operands[k], scaled(seed, partial)
+            if isinstance(child, (ir.Read, ir.Load)):
+                out += self.backprop(child, child_seed, values)
+                continue
+            var, alloc = self.temp(child_seed, "seed")
+            out += [alloc] + self.backprop(child, ir.Read(var), values) + \
+                [ir.Dealloc(var, None, None)]
+        return out
+
+    def leaf_place(self, leaf):
+        """The gradient place of a view an expression reads (None: no gradient)."""
+        if isinstance(leaf, ir.Read):
+            return self.shadow_place(ir.VarPlace(leaf.var))
+        return self.shadow_place(ir.ElemPlace(leaf.var, leaf.indices, None))
+
+    def gradient_into(self, expr, seed) -> list:
+        """Statements sending `seed` into `expr` (evaluated again, unchecked)."""
+        expr = ir.unchecked(expr)
+        allocs, temps, values = [], [], {}
+        self.materialise(expr, allocs, temps, values)
+        return allocs + self.backprop(expr, seed, values) + self.free_temps(temps)
+
+    # ------------------------------------------------------------ statements
+    def _update(self, stmt: ir.Update) -> list:
+        """Executed `y -= e` (forward `y += e`): y -= e; g_v += g_y · ∂e/∂v.
+        Executed `y += e`: the same with -g_y."""
+        gradient = self.shadow_place(stmt.target)
+        if gradient is None or stmt.op == "^=":
+            return [stmt]
+        allocs, temps, values = [], [], {}
+        value = self.materialise(stmt.value, allocs, temps, values)
+        g = self.place_value(gradient)
+        seed, seed_alloc = self.temp(g if stmt.op == "-=" else ir.Unary("-", g, "f64"), "seed")
+        return allocs + [ir.Update(stmt.target, stmt.op, value, stmt.alias_checks),
+                         seed_alloc] + self.backprop(stmt.value, ir.Read(seed), values) + \
+            [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
+
+    @staticmethod
+    def place_value(place):
+        if isinstance(place, ir.VarPlace):
+            return ir.Read(place.var)
+        return ir.Load(place.var, place.indices, place.site)
+
+    def _instr(self, stmt: ir.Instr) -> list:
+        """SWAP / NEG / HADAMARD act on the gradients as on the values; INC, DEC and
+        FLIP leave gradients alone; ROT / IROT rotate the gradients too and send
+        ±(g_a·b − g_b·a) into the angle (values and gradients from before)."""
+        shadows = tuple(self.shadow_place(p) for p in stmt.places)
+        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
+            return [stmt]
+        if stmt.name not in ("ROT", "IROT"):
+            return [stmt, ir.Instr(stmt.name, shadows)]
+        angle, angle_alloc = self.temp(stmt.angle, "angle")
+        a, b = (as_f64(self.place_value(p)) for p in stmt.places)
+        ga, gb = (self.place_value(s) for s in shadows)
+        torque = ir.Binary("-", ir.Binary("*", ga, b, "f64"), ir.Binary("*", gb, a, "f64"),
+                           "f64")
+        if stmt.name == "IROT":
+            torque = ir.Unary("-", torque, "f64")
+        d_angle, d_alloc = self.temp(torque, "d_angle")
+        return [angle_alloc, d_alloc,
+                ir.Instr(stmt.name, stmt.places, ir.Read(angle), stmt.alias_site),
+                ir.Instr(stmt.name, shadows, as_f64(ir.Read(angle)))] + \
+            self.gradient_into(stmt.angle, ir.Read(d_angle)) + \
+            [ir.Dealloc(d_angle, None, None), ir.Dealloc(angle, None, None)]
+
+    def _alloc(self, stmt: ir.Alloc) -> list:
+        """Executed `x ← e` (forward `x → e`): x starts with gradient zero."""
+        if isinstance(stmt.var.type, ir.ArrayType):
+            return [stmt] + self.shadow_array_alloc(stmt)
+        shadow = self.shadow(stmt.var)
+        return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero())])
+
+    def _dealloc(self, stmt: ir.Dealloc) -> list:
+        """Executed `x → e` (forward `x ← e`): g_v += g_x · ∂e/∂v, then x's gradient
+        is dropped; an array copied from another array gives its gradient back."""
+        shadow = self.shadow(stmt.var)
+        if shadow is None:
+            return [stmt]
+        out = [stmt]
+        if isinstance(stmt.var.type, ir.ArrayType):
+            if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
+                out += self.add_array(self.shadow(stmt.value.var), shadow)
+        elif stmt.value is not None:
+            out += self.gradient_into(stmt.value, ir.Read(shadow))
+        return out + [ir.Dealloc(shadow, None, None)]
+
+    def add_array(self, target: ir.Var, source: ir.Var) -> list:
+        """`target[i…] += source[i…]` over the common extents (loops over each axis)."""
+        indices = [self.fresh_var("i", "i64") for _ in range(target.type.ndim)]
+        reads = tuple(ir.Read(i) for i in indices)
+        body = (ir.Update(ir.ElemPlace(target, reads, None), "+=",
+                          ir.Load(source, reads, None)),)
+        for axis in reversed(range(target.type.ndim)):
+            a, b = ir.Dim(target, axis), ir.Dim(source, axis)
+            extent = ir.Select(ir.Compare("<", a, b), a, b, "i64")
+            last = ir.Binary("-", extent, ir.Const(1, "i64"), "i64")
+            body = (ir.For(indices[axis], ir.Const(0, "i64"), ir.Const(1, "i64"), last, body,
+                           None, None),)
+        return list(body)
+

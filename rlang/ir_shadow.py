@@ -1,0 +1,183 @@
+"""What the two derivative transforms of the IR share: shadow variables.
+
+The adjoint transform (rlang/ad_ir.py: values plus gradients) and the tangent
+transform (rlang/tangent_ir.py: values plus tangents) both turn one IR function into
+a function over the same values in which every float variable `v` has a *shadow*
+`v·grad` / `v·tan`: an f64 scalar, or an f64 array of the same rank.  Integer and
+bool variables, and constant arrays, have none.
+
+`ShadowFunction` does everything that does not depend on which derivative the
+shadow carries: the signature (the parameters, then one shadow parameter per float
+parameter, in order), the shadow of each variable, place and array allocation,
+control flow (the same conditions and loops, bodies transformed), calls (the
+derived callee, with the shadows of the float arguments appended), `@safe`
+statements, and the temporaries of `materialise`.  Subclasses give the rules of
+updates, instructions and (de)allocations.  `derive_module` applies a transform to
+every function of a module; the derived module shares the site table.
+"""
+from __future__ import annotations
+
+from . import ir
+from .symbolic import FLOATS
+
+
+def derive_module(module: ir.Module, transform) -> ir.Module:
+    """The module of `transform(fn, …)` for every function of `module`."""
+    derived = ir.Module(entry=transform.symbol(module.entry), sites=module.sites)
+    for fn in module.functions.values():
+        derived.functions[transform.symbol(fn.symbol)] = transform(fn).function()
+    return derived
+
+
+def shadow_type(t):
+    """f64 for a float scalar, an f64 array for a float array, None otherwise."""
+    if isinstance(t, ir.ArrayType):
+        return ir.ArrayType("f64", t.ndim) if t.elem in FLOATS else None
+    return "f64" if t in FLOATS else None
+
+
+def zero() -> ir.Const:
+    return ir.Const(0.0, "f64")
+
+
+class ShadowFunction:
+    """One function with shadows; see the module docstring."""
+
+    #: "grad" or "tan": the suffix of shadow names and the prefix of derived symbols.
+    kind = ""
+
+    def __init__(self, fn: ir.Function):
+        self.fn = fn
+        self.shadows: dict = {}            # Var → its shadow Var
+        self.constants = {var for var, _ in fn.constants}
+        self.temp_count = 0
+
+    @classmethod
+    def symbol(cls, symbol: str) -> str:
+        """The symbol of the derived function (`rev_f__f64` → `rev_grad_f__f64`)."""
+        return "rev_" + cls.kind + "_" + symbol[len("rev_"):]
+
+    def function(self) -> ir.Function:
+        fn = self.fn
+        shadow_params = tuple(self.shadow(v) for v in fn.params if self.shadow(v) is not None)
+        body = self.body(fn.body)
+        return ir.Function(self.symbol(fn.symbol), fn.name, fn.inverse,
+                           fn.params + shadow_params, body, fn.span, fn.results,
+                           fn.constants)
+
+    # ----------------------------------------------------------------- shadows
+    def shadow(self, var: ir.Var):
+        """The shadow variable of `var` (None for integers, bools, constants)."""
+        if var in self.constants:
+            return None
+        shadow = self.shadows.get(var)
+        if shadow is None:
+            t = shadow_type(var.type)
+            if t is None:
+                return None
+            shadow = ir.Var(f"{var.name}·{self.kind}", t, var.is_param)
+            self.shadows[var] = shadow
+        return shadow
+
+    def shadow_place(self, place):
+        """The shadow of a place (an element's shadow is unchecked: the place itself
+        was checked)."""
+        shadow = self.shadow(place.var)
+        if shadow is None:
+            return None
+        if isinstance(place, ir.VarPlace):
+            return ir.VarPlace(shadow)
+        return ir.ElemPlace(shadow, tuple(ir.unchecked(i) for i in place.indices), None)
+
+    def shadow_value(self, leaf):
+        """The shadow of a leaf expression (`Read`, `Load`) as an expression, or None."""
+        if isinstance(leaf, ir.Read):
+            shadow = self.shadow(leaf.var)
+            return None if shadow is None else ir.Read(shadow)
+        if isinstance(leaf, ir.Load):
+            shadow = self.shadow(leaf.var)
+            return None if shadow is None else ir.Load(
+                shadow, tuple(ir.unchecked(i) for i in leaf.indices), None)
+        return None
+
+    def shadow_array_alloc(self, stmt: ir.Alloc) -> list:
+        """A zero shadow array beside a new float array."""
+        shadow = self.shadow(stmt.var)
+        return [] if shadow is None else [ir.Alloc(shadow, None, stmt.dims)]
+
+    def shadow_dealloc(self, var: ir.Var) -> list:
+        shadow = self.shadow(var)
+        return [] if shadow is None else [ir.Dealloc(shadow, None, None)]
+
+    # ------------------------------------------------------------- temporaries
+    def fresh_var(self, name: str, t) -> ir.Var:
+        """A new variable of this function (temporaries, loop indices)."""
+        self.temp_count += 1
+        return ir.Var(f"{name}·{self.temp_count}", t)
+
+    def temp(self, value, name: str = "t") -> tuple:
+        """A new temporary holding `value`: (var, its Alloc)."""
+        var = self.fresh_var(name, value.type)
+        return var, ir.Alloc(var, value)
+
+    def materialise(self, expr, allocs: list, temps: list, values: dict):
+        """Bind every float operator node of `expr` (and every float element read) to a
+        temporary, bottom-up, as the interpreter records node values.  Appends the
+        Allocs to `allocs` and the temporaries to `temps`; `values` maps id(node) →
+        the expression of its value (a temporary's Read, or the leaf itself).
+        Returns the expression of the whole value."""
+        kind = type(expr)
+        if kind in (ir.Read, ir.Const) or expr.type not in FLOATS:
+            values[id(expr)] = expr
+            return expr
+        if kind is ir.Load:
+            var, alloc = self.temp(expr, "elem")
+        else:
+            new = tuple(self.materialise(x, allocs, temps, values) for x in ir.operands(expr))
+            var, alloc = self.temp(ir.with_operands(expr, new))
+        allocs.append(alloc)
+        temps.append(var)
+        values[id(expr)] = ir.Read(var)
+        return ir.Read(var)
+
+    def free_temps(self, temps: list) -> list:
+        """The Deallocs of temporaries (in reverse order) and of their shadows."""
+        out = []
+        for var in reversed(temps):
+            out += self.shadow_dealloc(var) + [ir.Dealloc(var, None, None)]
+        return out
+
+    # -------------------------------------------------------------- statements
+    def body(self, stmts) -> tuple:
+        out: list = []
+        for stmt in stmts:
+            out.extend(getattr(self, "_" + type(stmt).__name__.lower())(stmt))
+        return tuple(out)
+
+    def _if(self, stmt: ir.If) -> list:
+        branches = tuple(ir.Branch(b.pre, b.post, self.body(b.body)) for b in stmt.branches)
+        return [ir.If(branches, self.body(stmt.orelse), stmt.site)]
+
+    def _while(self, stmt: ir.While) -> list:
+        return [ir.While(stmt.pre, stmt.post, self.body(stmt.body), stmt.site)]
+
+    def _from(self, stmt: ir.From) -> list:
+        return [ir.From(stmt.start, self.body(stmt.body), self.body(stmt.step), stmt.stop,
+                        stmt.site)]
+
+    def _for(self, stmt: ir.For) -> list:
+        return [ir.For(stmt.var, stmt.start, stmt.step, stmt.stop, self.body(stmt.body),
+                       stmt.site, stmt.step_site, stmt.parallel)]
+
+    def _call(self, stmt: ir.Call) -> list:
+        """The derived callee, with the shadows of the float arguments appended
+        (arguments are places of this function: every float one has a shadow)."""
+        shadows = tuple(s for s in (self.shadow_place(a) for a in stmt.args) if s is not None)
+        return [ir.Call(self.symbol(stmt.callee), stmt.args + shadows, stmt.site,
+                        stmt.alias_site)]
+
+    def _print(self, stmt: ir.Print) -> list:
+        return [stmt]
+
+    def _assert(self, stmt: ir.Assert) -> list:
+        return [stmt]
