@@ -255,6 +255,11 @@ def hessian(function, args, loss) -> np.ndarray:
     caller's arguments are not touched (the runs work on copies)."""
     module = function.module
     fn = module.unit.functions[function.name]
+    if module.compiled is not None:
+        from .backends.llvm_ad import compiled_hessian
+
+        return compiled_hessian(module.compiled, function.name, list(args), loss,
+                                function.inverse)
     target = resolve_loss(fn, loss)
     inputs = _flat_float_inputs(args)
     columns = []

@@ -14,13 +14,14 @@ agree.  An expression's chain rule is unrolled at compile time: its float nodes 
 evaluated once into temporaries (`materialise`, as the interpreter records them),
 then each operand receives `seed · ∂node/∂operand`, with the partial derivatives
 traced from the primitive registry (rlang/symbolic.py).  Where a seed is zero the
-interpreter does not descend; here the product is selected to zero instead, so that
-an infinite partial derivative behind a zero seed gives 0, not NaN, in both.
+interpreter does not descend; here the product is guarded to zero instead
+(`ir.Guarded`), so that an infinite partial derivative behind a zero seed gives 0,
+not NaN, in both.
 """
 from __future__ import annotations
 
 from . import ir
-from .ir_shadow import ShadowFunction, derive_module, zero
+from .ir_shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
 
 
@@ -37,8 +38,7 @@ def scaled(seed, partial):
         if partial.value == -1.0:
             return ir.Unary("-", seed, "f64")
         return ir.Binary("*", seed, partial, "f64")
-    product = ir.Binary("*", seed, partial, "f64")
-    return ir.Select(ir.Compare("==", seed, zero()), zero(), product, "f64")
+    return ir.Guarded((seed,), ir.Binary("*", seed, partial, "f64"))
 
 
 class AdjointFunction(ShadowFunction):
@@ -86,17 +86,11 @@ class AdjointFunction(ShadowFunction):
             return [stmt]
         allocs, temps, values = [], [], {}
         value = self.materialise(stmt.value, allocs, temps, values)
-        g = self.place_value(gradient)
+        g = place_value(gradient)
         seed, seed_alloc = self.temp(g if stmt.op == "-=" else ir.Unary("-", g, "f64"), "seed")
         return allocs + [ir.Update(stmt.target, stmt.op, value, stmt.alias_checks),
                          seed_alloc] + self.backprop(stmt.value, ir.Read(seed), values) + \
             [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
-
-    @staticmethod
-    def place_value(place):
-        if isinstance(place, ir.VarPlace):
-            return ir.Read(place.var)
-        return ir.Load(place.var, place.indices, place.site)
 
     def _instr(self, stmt: ir.Instr) -> list:
         """SWAP / NEG / HADAMARD act on the gradients as on the values; INC, DEC and
@@ -108,8 +102,8 @@ class AdjointFunction(ShadowFunction):
         if stmt.name not in ("ROT", "IROT"):
             return [stmt, ir.Instr(stmt.name, shadows)]
         angle, angle_alloc = self.temp(stmt.angle, "angle")
-        a, b = (as_f64(self.place_value(p)) for p in stmt.places)
-        ga, gb = (self.place_value(s) for s in shadows)
+        a, b = (as_f64(place_value(p, checked=True)) for p in stmt.places)
+        ga, gb = (place_value(s) for s in shadows)
         torque = ir.Binary("-", ir.Binary("*", ga, b, "f64"), ir.Binary("*", gb, a, "f64"),
                            "f64")
         if stmt.name == "IROT":

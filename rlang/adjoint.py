@@ -37,7 +37,7 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .evaluate import ElemRef, FieldRef, VarRef, adapt_literal, is_number_literal
 from .checks import check_dealloc
-from .dual import lift, refuse_tangent
+from .dual import is_zero, lift, refuse_tangent
 from .gvar import GVar, Gradients, backprop, carries_gradient, value_of
 from .interp import Interpreter
 from .numbers import Fixed, ULog
@@ -148,7 +148,7 @@ class GradInterpreter(Interpreter):
         if stmt.op == "^=":
             return
         grad = self.grad_of(ref)
-        if grad == 0:
+        if is_zero(grad):
             return
         sign = 1.0 if stmt.op in ("-=", "/=") else -1.0     # executed inverse of += / *=
         if stmt.op in ("*=", "/=") and type(rhs) is not ULog:
@@ -273,7 +273,7 @@ class GradInterpreter(Interpreter):
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, value_of(current), stmt.value)
             check_dealloc(stmt.name, value_of(current), expected, stmt.span)
-        if type(current) is GVar and current.g != 0:
+        if type(current) is GVar and not is_zero(current.g):
             backprop(self.evaluator, stmt.value, env, current.g, self)
         elif isinstance(current, np.ndarray):
             self._backprop_array_copy(current, stmt.value, env)
@@ -342,7 +342,7 @@ class GradInterpreter(Interpreter):
             if isinstance(new, (np.ndarray, Stack)):
                 continue                        # shared by reference
             if ref is None:
-                if type(new) is GVar and new.g != 0:
+                if type(new) is GVar and not is_zero(new.g):
                     backprop(ev, arg, env, new.g, self)
             elif position in written:           # written views may not alias: set
                 self.set_value(ref, value_of(new))

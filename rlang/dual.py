@@ -113,6 +113,14 @@ def refuse_tangent(value, where: str):
     return value
 
 
+def is_zero(value) -> bool:
+    """Whether a seed or gradient is exactly zero, its tangent included: the AD
+    passes skip zero seeds, and a dual number 0 + bε is not zero."""
+    if type(value) is Dual:
+        return value.a == 0 and value.b == 0
+    return value == 0
+
+
 def parts(value) -> tuple[float, float]:
     """(value, tangent) of a Dual or a plain real number."""
     if type(value) is Dual:

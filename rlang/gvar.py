@@ -21,7 +21,7 @@ import numpy as np
 
 from . import ast
 from .errors import RlangTypeError
-from .dual import Dual
+from .dual import Dual, is_zero
 from .numbers import Fixed, FixedArray, ULog
 from .primitives import BUILTINS, OPERATOR_PARTIALS
 
@@ -81,7 +81,7 @@ def backprop(evaluator, expr, env: dict, seed, sink, memo: dict | None = None) -
 
     `memo` holds the values of the tree's nodes by id (from `eval_recording`); without
     it the tree is evaluated once here."""
-    if seed == 0:
+    if is_zero(seed):
         return
     if memo is None:
         memo = {}
@@ -107,7 +107,7 @@ class _Walk:
 
 
 def _backprop(walk: _Walk, expr, seed) -> None:
-    if seed == 0:
+    if is_zero(seed):
         return
     kind = type(expr)
     if kind in (ast.Name, ast.Index, ast.Field):

@@ -68,8 +68,9 @@ def _neg(interp, stmt, env, refs):
 
 def _step(delta):
     def run(interp, stmt, env, refs):
-        x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed))
-        one = Fixed.from_value(delta) if isinstance(x, Fixed) else type(x)(delta)
+        x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed, Dual))
+        one = Fixed.from_value(delta) if isinstance(x, Fixed) else \
+            float(delta) if isinstance(x, Dual) else type(x)(delta)
         refs[0].set(ops.binary("+", x, one, stmt.span))
     return run
 

@@ -189,6 +189,17 @@ class Select:
     type: str
 
 
+@dataclass(frozen=True)
+class Guarded:
+    """`value`, or 0 where every one of `guards` is 0 (value not used there): a
+    chain-rule product `seed · partial` that stays 0 for a zero seed even where the
+    partial is infinite, as the interpreter skips zero seeds (rlang/ad_ir.py)."""
+
+    guards: tuple
+    value: object
+    type: str = "f64"
+
+
 # ------------------------------------------------------------------------ places
 
 @dataclass(frozen=True)
@@ -391,6 +402,8 @@ def operands(e) -> tuple:
         return e.indices
     if kind is Select:
         return (e.cond, e.then, e.otherwise)
+    if kind is Guarded:
+        return e.guards + (e.value,)
     return ()
 
 
@@ -407,6 +420,8 @@ def with_operands(e, new: tuple):
         return replace(e, indices=tuple(new))
     if kind is Select:
         return replace(e, cond=new[0], then=new[1], otherwise=new[2])
+    if kind is Guarded:
+        return replace(e, guards=tuple(new[:-1]), value=new[-1])
     return e
 
 

@@ -40,6 +40,15 @@ def zero() -> ir.Const:
     return ir.Const(0.0, "f64")
 
 
+def place_value(place, checked: bool = False):
+    """The value of a place as an expression.  An element is read unchecked unless
+    `checked` (the place itself is checked where the statement updates it; a read
+    before that update must be checked)."""
+    if isinstance(place, ir.VarPlace):
+        return ir.Read(place.var)
+    return ir.Load(place.var, place.indices, place.site if checked else None)
+
+
 class ShadowFunction:
     """One function with shadows; see the module docstring."""
 

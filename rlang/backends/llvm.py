@@ -25,6 +25,14 @@ class LlvmFunctions:
         self._modules: dict = {}
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
+        values = self.bind(name, args)
+        types = tuple(type_of_value(v) for v in values)
+        native = self.native(name, types, inverse)
+        return self.run(native, symbol_of(name, types, inverse), values)
+
+    def bind(self, name: str, args: list) -> list:
+        """The arguments conformed to `name`'s parameters, by the interpreter's rules
+        (and refused, with its errors, where they do not fit or alias)."""
         fn = self.unit.functions[name]
         if len(args) != len(fn.params):
             raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got "
@@ -33,10 +41,7 @@ class LlvmFunctions:
                   for p, v in zip(fn.params, args)]
         if self.invcheck:
             self.interpreter._check_argument_aliasing(fn, values)
-        values = [_native_array(v) for v in values]
-        types = tuple(type_of_value(v) for v in values)
-        native = self.native(name, types, inverse)
-        return self.run(native, symbol_of(name, types, inverse), values)
+        return [_native_array(v) for v in values]
 
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on

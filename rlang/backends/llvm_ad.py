@@ -6,7 +6,8 @@ module loaded with `backend="llvm"`, and mirrors the interpreter's driver
 with 1, run the gradient pass — the adjoint of ~f's IR (rlang/ad_ir.py), compiled —
 which restores the inputs (arrays in place) and leaves the gradients in its
 gradient arguments.  Results have the interpreter's form: a float per float scalar,
-an f64 array per float array, None for integers and bools.
+an f64 array per float array, None for integers and bools.  `compiled_hessian` is
+`rlang.hessian`, forward over reverse with the tangent transform (tangent_ir.py).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..ad import loss_location, resolve_loss
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_shadow import shadow_type
 from ..lower import lower, symbol_of, type_of_value
+from ..tangent_ir import TangentFunction, tangent_module
 from .llvm_emit import emit_module
 
 
@@ -26,23 +28,11 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
     position, index = loss_location(fn, outputs, view)
     types = tuple(type_of_value(v) for v in outputs)
     gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
-    if index is None:
-        gradients[position] = 1.0
-    else:
-        gradients[position][index] = 1.0
+    _set(gradients, position, index)
     native = functions.native(name, types, inverse, derivative="grad")
     symbol = AdjointFunction.symbol(symbol_of(name, types, not inverse))
-    shadows = [g for g in gradients if g is not None]
-    new = functions.run(native, symbol, outputs + shadows)
-    returned = iter(new[len(outputs):])
-    result = []
-    for gradient in gradients:
-        if gradient is None:
-            result.append(None)
-        else:
-            value = next(returned)
-            result.append(gradient if isinstance(gradient, np.ndarray) else float(value))
-    return tuple(result)
+    new = functions.run(native, symbol, outputs + [g for g in gradients if g is not None])
+    return tuple(_returned(gradients, new[len(outputs):]))
 
 
 def _zero_gradient(value, t):
@@ -55,8 +45,74 @@ def _zero_gradient(value, t):
 def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
                      derivative: str):
     """The IR and LLVM modules of a derivative of one specialisation: "grad", the
-    gradient pass of `name` (the adjoint of its inverse)."""
-    if derivative != "grad":
-        raise ValueError(derivative)
-    module = adjoint_module(lower(unit, name, types, not inverse, invcheck))
+    gradient pass of `name` (the adjoint of its inverse); "tan", the tangent
+    transform of `name`; "tan_grad", the tangent transform of the gradient pass."""
+    if derivative == "tan":
+        module = tangent_module(lower(unit, name, types, inverse, invcheck))
+    else:
+        module = adjoint_module(lower(unit, name, types, not inverse, invcheck))
+        if derivative == "tan_grad":
+            module = tangent_module(module)
     return module, emit_module(module)
+
+
+def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:
+    """`rlang.hessian` on the llvm backend: for each float input k, the tangent
+    transform of f (tangent e_k) gives the outputs and their tangents, and the tangent
+    transform of the gradient pass gives column k in the gradients' tangents.  The
+    caller's arguments are not touched."""
+    fn = functions.unit.functions[name]
+    values = functions.bind(name, args)
+    types = tuple(type_of_value(v) for v in values)
+    inputs = [(p, i) for p, v in enumerate(values) if shadow_type(types[p]) is not None
+              for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
+    forward = functions.native(name, types, inverse, derivative="tan")
+    backward = functions.native(name, types, inverse, derivative="tan_grad")
+    forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
+    backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
+        symbol_of(name, types, not inverse)))
+    view = resolve_loss(fn, loss)
+    columns = []
+    for k in range(len(inputs)):
+        tangents = [_zero_gradient(v, t) for v, t in zip(values, types)]
+        _set(tangents, *inputs[k])
+        copies = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+        shadows = [t for t in tangents if t is not None]
+        new = functions.run(forward, forward_symbol, copies + shadows)
+        outputs = new[:len(values)]
+        output_tangents = _returned(tangents, new[len(values):])
+        position, index = loss_location(fn, outputs, view)
+        gradients = [_zero_gradient(v, t) for v, t in zip(values, types)]
+        _set(gradients, position, index)
+        grads = [g for g in gradients if g is not None]
+        zeros = [np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
+        new = functions.run(backward, backward_symbol,
+                            outputs + grads + [t for t in output_tangents if t is not None]
+                            + zeros)
+        second = _returned(zeros, new[-len(zeros):]) if zeros else []
+        column = iter(second)
+        by_position = [None if g is None else next(column) for g in gradients]
+        columns.append([by_position[p] if i is None else by_position[p][i] for p, i in inputs])
+    n = len(inputs)
+    return np.array(columns, dtype=np.float64).T.reshape(n, n)
+
+
+def _set(shadows: list, position: int, index) -> None:
+    """Put 1 into a shadow: a scalar, or one element of an array."""
+    if index is None:
+        shadows[position] = 1.0
+    else:
+        shadows[position][index] = 1.0
+
+
+def _returned(shadows: list, new: list) -> list:
+    """The shadows after a call: arrays were updated in place, scalars come back."""
+    values = iter(new)
+    out = []
+    for shadow in shadows:
+        if shadow is None:
+            out.append(None)
+        else:
+            value = next(values)
+            out.append(shadow if isinstance(shadow, np.ndarray) else float(value))
+    return out

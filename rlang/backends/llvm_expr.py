@@ -255,6 +255,14 @@ class ExprEmitter:
     def _e_select(self, e: ir.Select):
         return self.builder.select(self.expr(e.cond), self.expr(e.then), self.expr(e.otherwise))
 
+    def _e_guarded(self, e: ir.Guarded):
+        b = self.builder
+        all_zero = ll.Constant(I1, 1)
+        for guard in e.guards:
+            all_zero = b.and_(all_zero, b.fcmp_ordered("==", self.expr(guard),
+                                                       ll.Constant(F64, 0.0)))
+        return b.select(all_zero, ll.Constant(F64, 0.0), self.expr(e.value))
+
     def _e_convert(self, e: ir.Convert):
         from .llvm_convert import emit_convert
 

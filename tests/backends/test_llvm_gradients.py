@@ -265,3 +265,65 @@ end
             line for line in text.splitlines() if not line.lstrip().startswith("with ")]))
     assert messages[0] == messages[1]
     assert "running backward" in "\n".join(messages[1][1])
+
+
+# ------------------------------------------------------------------ Hessians
+
+def both_hessians(source, name, args, loss):
+    expected = rlang.hessian(rlang.loads(source)[name], _copy(args), loss=loss)
+    llvm_args = _copy(args)
+    got = rlang.hessian(rlang.loads(source, backend="llvm")[name], llvm_args, loss=loss)
+    for before, after in zip(args, llvm_args):          # the caller's arrays untouched
+        if isinstance(before, np.ndarray):
+            assert np.array_equal(before, after)
+    return got, expected
+
+
+def assert_same_matrix(got, expected, context=""):
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    assert got.shape == expected.shape, context
+    assert np.allclose(got, expected, rtol=1e-11, atol=1e-11 * scale, equal_nan=True), \
+        f"{context}\nllvm\n{got}\ninterpreter\n{expected}"
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.data_too_large])
+@given(source=programs(),
+       inputs=st.lists(st.floats(-1.0, 1.0), min_size=4 + LENGTH, max_size=4 + LENGTH),
+       k=st.integers(0, 4), loss=st.sampled_from(LOSSES))
+def test_hessians_of_generated_float_programs(source, inputs, k, loss):
+    args = [*inputs[:4], np.array(inputs[4:]), k]
+    outputs = rlang.loads(source).f(*_copy(args))
+    assume(all(math.isfinite(x) and abs(x) < 100.0 for x in [*outputs[:4], *outputs[4]]))
+    got, expected = both_hessians(source, "f", args, loss[0])
+    assert_same_matrix(got, expected, source)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, b in BUILTINS.items() if b.partials))
+def test_hessians_of_every_builtin(name):
+    x = _POINTS.get(name, 0.6)
+    for w in (1.3, -0.8):
+        got, expected = both_hessians(_builtin_case(name), "f", [0.25, x, w], "y!")
+        assert_same_matrix(got, expected, name)
+
+
+@pytest.mark.parametrize("op", sorted(OPERATOR_PARTIALS))
+def test_hessians_of_every_operator(op):
+    source = f"function f(y!, a, b)\n    y! += (a {op} b) * a\nend\n"
+    got, expected = both_hessians(source, "f", [0.0, 1.7, 0.6], "y!")
+    assert_same_matrix(got, expected, op)
+
+
+@pytest.mark.parametrize("loss", ["a", "b", "c"])
+def test_hessians_through_instructions(loss):
+    got, expected = both_hessians(INSTRUCTIONS, "f", [0.3, -1.2, 0.7, 0.45], loss)
+    assert_same_matrix(got, expected, loss)
+
+
+def test_hessians_through_arrays_ancillas_and_calls():
+    rng = np.random.default_rng(5)
+    args = [rng.normal(size=3), rng.normal(size=(3, 3)), 0.7]
+    got, expected = both_hessians(ARRAYS, "f", args, "out[1]")
+    assert_same_matrix(got, expected)
+    assert got.shape == (13, 13)

@@ -627,3 +627,20 @@ def test_hessian_through_a_lossy_conversion_is_refused(conversion):
     m = rlang.loads(f"function f(y, x)\n    y += f64({conversion}(x)) * x\nend\n")
     with pytest.raises(rlang.RlangTypeError, match="not supported yet"):
         rlang.hessian(m.f, (0.0, 1.3), "y")
+
+
+def test_a_seed_that_is_zero_with_a_nonzero_tangent_is_not_skipped():
+    # at b = 0 the seed into sin(r) is q = 0, but its tangent is not: skipping it
+    # (comparing only the value part of the dual number) lost half of ∂²/∂b²
+    m = rlang.loads("""
+function h0(p, q, r)
+    p += q * sin(r) + r * 0.5
+end
+function f(a, b)
+    h0(a, b, b)
+    INC(b)
+    DEC(b)
+end
+""")
+    hessian = rlang.hessian(m.f, (0.0, 0.0), loss="a")
+    assert hessian.tolist() == [[0.0, 0.0], [0.0, 2.0]]     # d²(b sin b)/db² = 2 at 0

@@ -1,0 +1,105 @@
+"""The tangent transform: forward-mode derivatives of IR, for compiled Hessians.
+
+`tangent_module(module)` returns IR in which every float variable carries a tangent
+shadow (`ir_shadow`): running it computes the values as before and, in the
+tangents, their derivatives along the direction the tangent arguments give — the
+IR form of running the interpreter over dual numbers (rlang/dual.py).  Derived
+symbols are `rev_tan_…`; the parameters are the function's, then the tangents of
+its float parameters.
+
+Hessians are forward over reverse (LANGUAGE.md §9): the tangent transform of f's IR
+gives the outputs' tangents, and the tangent transform of the gradient pass
+(rlang/ad_ir.py) then gives, in the gradients' tangents, a Hessian column.
+
+A tangent is Σ ∂e/∂operand · tangent(operand) over the expression tree, with the
+partial derivatives traced from the primitive registry (rlang/symbolic.py), so the
+second derivatives come from the same rules as the first.  A `Select` takes the
+tangent of the branch it takes; a `Guarded` product (a zero seed skipped by the
+gradient pass) is zero only where its guards' tangents are zero too, as a dual
+number is zero only when both its parts are (`dual.is_zero`).
+"""
+from __future__ import annotations
+
+from . import ir
+from .ir_shadow import ShadowFunction, derive_module, place_value, zero
+from .symbolic import FLOATS, as_f64, partials
+
+
+def tangent_module(module: ir.Module) -> ir.Module:
+    """The tangent-carrying version of every function of `module`."""
+    return derive_module(module, TangentFunction)
+
+
+def _sum(terms: list):
+    total = None
+    for term in terms:
+        total = term if total is None else ir.Binary("+", total, term, "f64")
+    return total
+
+
+class TangentFunction(ShadowFunction):
+    kind = "tan"
+
+    def tangent(self, expr):
+        """The tangent of an expression as an f64 expression, or None where it is zero."""
+        if expr.type not in FLOATS:
+            return None
+        if isinstance(expr, (ir.Read, ir.Load)):
+            return self.shadow_value(expr)
+        if isinstance(expr, ir.Select):
+            then, otherwise = self.tangent(expr.then), self.tangent(expr.otherwise)
+            if then is None and otherwise is None:
+                return None
+            return ir.Select(expr.cond, then or zero(), otherwise or zero(), "f64")
+        if isinstance(expr, ir.Guarded):
+            # zero only where the guards and their tangents are all zero (dual.is_zero)
+            value = self.tangent(expr.value)
+            tangents = tuple(t for t in map(self.tangent, expr.guards) if t is not None)
+            return None if value is None else ir.Guarded(expr.guards + tangents, value)
+        operands = ir.operands(expr)
+        terms = []
+        for k, partial in partials(expr):
+            tangent = self.tangent(operands[k])
+            if tangent is not None:
+                terms.append(ir.Binary("*", partial, tangent, "f64"))
+        return _sum(terms)
+
+    # ------------------------------------------------------------ statements
+    def _update(self, stmt: ir.Update) -> list:
+        shadow = self.shadow_place(stmt.target)
+        tangent = None if shadow is None or stmt.op == "^=" else \
+            self.tangent(ir.unchecked(stmt.value))
+        if tangent is None:
+            return [stmt]
+        return [stmt, ir.Update(shadow, stmt.op, tangent)]
+
+    def _instr(self, stmt: ir.Instr) -> list:
+        """SWAP / NEG / HADAMARD act on tangents as on values; ROT / IROT rotate the
+        tangents too and add dθ · ∂(a', b')/∂θ = dθ · (∓b', ±a')."""
+        shadows = tuple(self.shadow_place(p) for p in stmt.places)
+        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
+            return [stmt]
+        if stmt.name not in ("ROT", "IROT"):
+            return [stmt, ir.Instr(stmt.name, shadows)]
+        angle, angle_alloc = self.temp(stmt.angle, "angle")
+        out = [angle_alloc, ir.Instr(stmt.name, stmt.places, ir.Read(angle), stmt.alias_site),
+               ir.Instr(stmt.name, shadows, as_f64(ir.Read(angle)))]
+        d_angle = self.tangent(ir.unchecked(stmt.angle))
+        if d_angle is not None:
+            a, b = (as_f64(place_value(p)) for p in stmt.places)
+            first, second = ("-=", "+=") if stmt.name == "ROT" else ("+=", "-=")
+            out += [ir.Update(shadows[0], first, ir.Binary("*", d_angle, b, "f64")),
+                    ir.Update(shadows[1], second, ir.Binary("*", d_angle, a, "f64"))]
+        return out + [ir.Dealloc(angle, None, None)]
+
+    def _alloc(self, stmt: ir.Alloc) -> list:
+        if isinstance(stmt.var.type, ir.ArrayType):
+            return [stmt] + self.shadow_array_alloc(stmt)
+        shadow = self.shadow(stmt.var)
+        if shadow is None:
+            return [stmt]
+        return [stmt, ir.Alloc(shadow, self.tangent(ir.unchecked(stmt.value)) or zero())]
+
+    def _dealloc(self, stmt: ir.Dealloc) -> list:
+        return [stmt] + self.shadow_dealloc(stmt.var)
+
