@@ -1,0 +1,2 @@
+" rev (rlang) source files
+autocmd BufNewFile,BufRead *.rev setfiletype rev

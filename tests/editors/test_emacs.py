@@ -1,0 +1,83 @@
+"""The Emacs major mode (editors/emacs/rev-mode.el) in a batch Emacs: it byte-compiles
+without a warning, *.rev files open in it, every marked character of the annotated
+sample has its category's face, and `indent-region` re-indents every example and
+library file (indentation removed first) back to what is written."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from editor_support import (EDITORS, SAMPLE, SOURCES, assert_same_indentation,
+                            flattened_copies, require_program, run_program, source_id)
+from highlight_expectations import sample_marks
+
+REV_MODE = EDITORS / "emacs" / "rev-mode.el"
+
+
+@pytest.fixture(scope="module")
+def emacs():
+    """Evaluates Lisp forms in `emacs -Q --batch` with rev-mode loaded; returns stdout."""
+    exe = require_program("emacs")
+
+    def run(*forms: str) -> str:
+        return run_program([exe, "-Q", "--batch", "-l", str(REV_MODE),
+                            *[arg for form in forms for arg in ("--eval", form)]]).stdout
+    return run
+
+
+def lisp_string(text) -> str:
+    return json.dumps(str(text))      # a JSON string of paths reads back in Emacs Lisp
+
+
+def test_byte_compiles_without_warnings(emacs, tmp_path):
+    copy = tmp_path / "rev-mode.el"
+    shutil.copy(REV_MODE, copy)
+    exe = require_program("emacs")
+    done = run_program([exe, "-Q", "--batch", "--eval", "(setq byte-compile-error-on-warn t)",
+                        "-f", "batch-byte-compile", str(copy)])
+    assert (tmp_path / "rev-mode.elc").is_file()
+    assert "Warning" not in done.stdout + done.stderr
+
+
+def test_rev_files_open_in_rev_mode(emacs, tmp_path):
+    out = emacs(f"(find-file {lisp_string(tmp_path / 'new.rev')})",
+                "(princ (format \"%S %S %S\" major-mode comment-start indent-tabs-mode))")
+    assert out == 'rev-mode "# " nil'
+
+
+def test_faces_of_the_sample(emacs):
+    marks = sample_marks()
+    text = SAMPLE.read_text(encoding="utf-8")
+    line_starts = [0]
+    for line in text.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
+    positions = " ".join(str(line_starts[m.line] + m.col + 1) for m in marks)
+    out = emacs("(with-temp-buffer"
+                f" (insert-file-contents {lisp_string(SAMPLE)}) (rev-mode) (font-lock-ensure)"
+                f" (dolist (pos '({positions}))"
+                "   (princ (format \"%S\\n\" (get-text-property pos 'face)))))")
+    faces = out.split("\n")[:-1]
+    assert len(faces) == len(marks)
+    wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {got},"
+             f" expected {m.translated()[1]}"
+             for m, got in zip(marks, faces) if got != m.translated()[1]]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.fixture(scope="module")
+def emacs_reindented(emacs, tmp_path_factory) -> dict[Path, str]:
+    """Every source with its indentation removed, re-indented by `indent-region`."""
+    copies = flattened_copies(tmp_path_factory.mktemp("emacs-indent"))
+    emacs(f"(dolist (file '({' '.join(map(lisp_string, copies.values()))}))"
+          "  (with-temp-file file (insert-file-contents file) (rev-mode)"
+          "    (let ((inhibit-message t)) (indent-region (point-min) (point-max)))))")
+    return {path: copy.read_text(encoding="utf-8") for path, copy in copies.items()}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=source_id)
+def test_indent_region_reproduces_the_sources(emacs_reindented, path):
+    assert_same_indentation(emacs_reindented[path], path.read_text(encoding="utf-8"),
+                            source_id(path))
