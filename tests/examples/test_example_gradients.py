@@ -32,10 +32,26 @@ GRADIENT_EXAMPLES = {"affine", "unitary", "qr", "bennett", "sparse_dot", "logplu
 INTEGER_EXAMPLES = {"fibonacci", "factor", "perm_to_code", "rle", "sqrt"}
 
 
+#: Examples the llvm backend does not compile yet (tests/backends/
+#: test_llvm_differential.py checks that it refuses them); they run on the
+#: interpreter under both parametrisations.
+LLVM_NOT_YET = {"bessel", "exp", "mypower", "fixed_integrator", "logplus"}
+
+_BACKEND = ["interp"]
+
+
+@pytest.fixture(autouse=True, params=["interp", "llvm"])
+def backend(request):
+    """Every test runs on the interpreter and on the llvm backend (compiled gradients)."""
+    _BACKEND[0] = request.param
+    yield request.param
+    _BACKEND[0] = "interp"
+
+
 def load(name: str) -> rlang.Module:
     path = EXAMPLES / f"{name}.rev"
     assert path.exists(), f"examples/{name}.rev is missing"
-    return rlang.load(path)
+    return rlang.load(path, backend="interp" if name in LLVM_NOT_YET else _BACKEND[0])
 
 
 def copied(args):

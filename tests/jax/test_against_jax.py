@@ -31,6 +31,10 @@ intermediates; 18 complex intermediates of real inputs; 19 the instructions
 19; rlang.hessian refuses those of 17 and 18 (strict xfails).  PROBLEMS.md next to
 this file describes the problems these tests found.
 
+Every test runs twice: on the interpreter and on the llvm backend, whose gradients
+and Hessians are compiled (rlang/ad_ir.py, rlang/tangent_ir.py).  Programs the llvm
+backend does not compile yet (`LLVM_NOT_YET`) run on the interpreter both times.
+
 Tolerances: gradients and Hessians rtol 1e-9 (atol 0), except where a program
 rounds to f32 (1e-6).
 
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 
 import jax
@@ -58,10 +63,45 @@ REPO = Path(__file__).resolve().parents[2]
 GRAD_RTOL = 1e-9
 
 
-@functools.cache
+#: Programs the llvm backend does not compile yet, with the construct it names;
+#: their tests run on the interpreter under both parametrisations, and
+#: `test_llvm_refuses_what_it_does_not_compile_yet` keeps the list true.
+LLVM_NOT_YET = {"complex": "complex", "stack_rnn": "stack(", "ulog_product": "ulog"}
+
+#: The backend of the running test (the autouse fixture `backend` sets it).
+_BACKEND = ["interp"]
+
+
+@pytest.fixture(autouse=True, params=["interp", "llvm"])
+def backend(request):
+    """Every test runs on the interpreter and on the llvm backend (compiled
+    gradients and Hessians, rlang/ad_ir.py and rlang/tangent_ir.py)."""
+    _BACKEND[0] = request.param
+    yield request.param
+    _BACKEND[0] = "interp"
+
+
 def program(name: str):
+    return _program(name, "interp" if name in LLVM_NOT_YET else _BACKEND[0])
+
+
+@functools.cache
+def _program(name: str, backend: str):
     path = PROGRAMS / f"{name}.rev" if "/" not in name else REPO / name
-    return rlang.load(str(path))
+    return rlang.load(str(path), backend=backend)
+
+
+def test_llvm_refuses_what_it_does_not_compile_yet(backend):
+    from rlang.types_rules import BackendUnsupported
+
+    calls = {"complex": ("quadratic_map!", lambda: quadratic_map_args(0)),
+             "stack_rnn": ("stack_rnn!", lambda: [0.0, 0.5, 0.1, 0.2, np.ones(20),
+                                                  np.ones(20)]),
+             "ulog_product": ("ulog_product!", lambda: ulog_product_args(0))}
+    assert set(calls) == set(LLVM_NOT_YET)
+    for name, (function, args) in calls.items():
+        with pytest.raises(BackendUnsupported, match=re.escape(LLVM_NOT_YET[name])):
+            _program(name, "llvm")[function](*args())
 
 
 # ------------------------------------------------------------------ helpers
