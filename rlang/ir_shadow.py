@@ -23,7 +23,8 @@ from .symbolic import FLOATS
 
 def derive_module(module: ir.Module, transform) -> ir.Module:
     """The module of `transform(fn, …)` for every function of `module`."""
-    derived = ir.Module(entry=transform.symbol(module.entry), sites=module.sites)
+    entry = transform.symbol(module.entry) if module.entry else ""
+    derived = ir.Module(entry=entry, sites=module.sites)
     for fn in module.functions.values():
         derived.functions[transform.symbol(fn.symbol)] = transform(fn).function()
     return derived

@@ -6,7 +6,10 @@ its inverse) for its declared parameter types, an undeclared parameter being f64
 `write_shared(unit, path, invcheck)` links a shared library with `cc -shared` and
 writes the C header `path` with `.h` beside it, declaring the descriptor types, the
 context size and every entry point (forward `rev_NAME__TYPES`, inverse
-`rev_inv_NAME__TYPES`; calling convention: rlang/backends/abi.py).
+`rev_inv_NAME__TYPES`, and the gradient passes `rev_grad_inv_NAME__TYPES` (of NAME)
+and `rev_grad_NAME__TYPES` (of ~NAME), whose parameters are those of the function
+followed by one gradient per float parameter; calling convention:
+rlang/backends/abi.py).
 
 Functions the llvm backend cannot compile yet (or cannot type as declared: an
 undeclared parameter is f64) are left out, each named with the reason in the
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from .. import ir
 from ..errors import RlangError
+from ..ad_ir import AdjointFunction, adjoint_module
 from ..lower import lower_many
 from ..types_rules import BackendUnsupported
 from . import abi
@@ -68,6 +72,10 @@ def compiled_module(unit, invcheck: bool):
         raise BackendUnsupported("no function of this program can be compiled yet: " +
                                  "; ".join(f"{n}: {m}" for n, m in skipped))
     module = lower_many(unit, entries, invcheck)
+    with_store = {s: f for s, f in module.functions.items() if f.results}
+    gradients = adjoint_module(ir.Module("", {s: f for s, f in module.functions.items()
+                                              if s not in with_store}, module.sites))
+    module.functions.update(gradients.functions)
     return module, emit_module(module, Path(unit.file).stem), entries, skipped
 
 
@@ -123,12 +131,23 @@ def c_header(module: ir.Module, entries, skipped, source: str) -> str:
         params = ["int64_t *ctx"] + [_c_param(p) for p in fn.params + fn.results]
         types = ", ".join(ir.type_text(p.type) for p in fn.params)
         store = f"; store out: {', '.join(r.name for r in fn.results)}" if fn.results else ""
-        lines.append(f"/* {'~' if fn.inverse else ''}{fn.name}({types}){store} */")
+        lines.append(f"/* {_describe(fn)}({types}){store} */")
         lines.append(f"int32_t {fn.symbol}({', '.join(params)});")
     for name, why in skipped:
         lines.append(f"/* not compiled: {name}: {why} */")
     lines += ["", "#endif", ""]
     return "\n".join(lines)
+
+
+def _describe(fn: ir.Function) -> str:
+    """What an entry point computes, for the header."""
+    if not fn.symbol.startswith(AdjointFunction.symbol("rev_")):
+        return f"{'~' if fn.inverse else ''}{fn.name}"
+    # the adjoint of ~f's IR is the gradient pass of f (and that of f, of ~f)
+    of = fn.name if fn.inverse else f"~{fn.name}"
+    return (f"gradient pass of {of}: call it with {of}'s outputs and the loss's entry of "
+            f"the *_grad arguments set to 1 (others 0); it restores the inputs and leaves "
+            f"d loss/d input in the *_grad arguments; arguments")
 
 
 def _c_param(var: ir.Var) -> str:

@@ -54,6 +54,21 @@ int main(void) {
     ctx[REV_CTX_MAX_DEPTH] = 10000;
     status = rev_poke___f64a1_i64(ctx, &x, &i);
     printf("%d %d\n", status, ctx[REV_CTX_SITE] != 0);
+    /* the gradient of y! after multiplier: run it, seed dy = 1, run its gradient pass */
+    memset(ctx, 0, sizeof ctx);
+    ctx[REV_CTX_MAX_DEPTH] = 10000;
+    y = 2.0;
+    rev_multiplier__f64_f64_f64(ctx, &y, &a, &b);
+    double gy = 1.0, ga = 0.0, gb = 0.0;
+    status = rev_grad_inv_multiplier__f64_f64_f64(ctx, &y, &a, &b, &gy, &ga, &gb);
+    printf("%d %g %g %g %g\n", status, y, gy, ga, gb);
+    /* d(sum of x)/dk after scale! */
+    double grad_data[4] = {1.0, 1.0, 1.0, 1.0};
+    rev_array1 gx = {grad_data, {4}, {1}};
+    double gk = 0.0;
+    rev_scale___f64a1_f64(ctx, &x, &k);
+    status = rev_grad_inv_scale___f64a1_f64(ctx, &x, &k, &gx, &gk);
+    printf("%d %g %g\n", status, data[3], gk);
     return 0;
 }
 """
@@ -78,7 +93,9 @@ def test_shared_library_with_a_c_program(tmp_path):
     assert build.returncode == 0, build.stderr
     out = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [
-        "0 17", "0 2", "0 0 0.5 1 1.5", "0 0 0 0 0", "1 1"]
+        "0 17", "0 2", "0 0 0.5 1 1.5", "0 0 0 0 0", "1 1", "0 2 1 5 3", "0 0 6"]
+    header = (tmp_path / "libprog.h").read_text()
+    assert "gradient pass of multiplier" in header
 
 
 @pytest.mark.parametrize("emit, check", [
