@@ -57,11 +57,15 @@ class Mark:
     text: str          # the marked character, for messages
 
     def translated(self) -> tuple[str, str]:
-        """(Vim group, Emacs face) of the scope's category."""
-        prefixes = [p for p in SCOPES if self.scope == p or self.scope.startswith(p + ".")]
-        if not prefixes:
-            raise KeyError(f"no Vim/Emacs category for scope {self.scope}")
-        return SCOPES[max(prefixes, key=len)]
+        return translate(self.scope)
+
+
+def translate(scope: str) -> tuple[str, str]:
+    """(Vim group, Emacs face) of the category of a TextMate scope."""
+    prefixes = [p for p in SCOPES if scope == p or scope.startswith(p + ".")]
+    if not prefixes:
+        raise KeyError(f"no Vim/Emacs category for scope {scope}")
+    return SCOPES[max(prefixes, key=len)]
 
 
 _MARK = re.compile(r"^#(?:(?P<carets> *\^+)|(?P<start> <(?P<tildes>~*)(?P<dashes>-+)))"

@@ -4,39 +4,22 @@ sample has its category's face, and `indent-region` re-indents every example and
 library file (indentation removed first) back to what is written."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from editor_support import (EDITORS, SAMPLE, SOURCES, assert_same_indentation,
-                            flattened_copies, require_program, run_program, source_id)
+from conftest import REV_MODE, lisp_string
+from editor_support import (SAMPLE, SOURCES, assert_same_indentation, flattened_copies,
+                            require_program, run_program, source_id)
 from highlight_expectations import sample_marks
 
-REV_MODE = EDITORS / "emacs" / "rev-mode.el"
 
-
-@pytest.fixture(scope="module")
-def emacs():
-    """Evaluates Lisp forms in `emacs -Q --batch` with rev-mode loaded; returns stdout."""
-    exe = require_program("emacs")
-
-    def run(*forms: str) -> str:
-        return run_program([exe, "-Q", "--batch", "-l", str(REV_MODE),
-                            *[arg for form in forms for arg in ("--eval", form)]]).stdout
-    return run
-
-
-def lisp_string(text) -> str:
-    return json.dumps(str(text))      # a JSON string of paths reads back in Emacs Lisp
-
-
-def test_byte_compiles_without_warnings(emacs, tmp_path):
+def test_byte_compiles_without_warnings(tmp_path):
     copy = tmp_path / "rev-mode.el"
     shutil.copy(REV_MODE, copy)
-    exe = require_program("emacs")
-    done = run_program([exe, "-Q", "--batch", "--eval", "(setq byte-compile-error-on-warn t)",
+    done = run_program([require_program("emacs"), "-Q", "--batch",
+                        "--eval", "(setq byte-compile-error-on-warn t)",
                         "-f", "batch-byte-compile", str(copy)])
     assert (tmp_path / "rev-mode.elc").is_file()
     assert "Warning" not in done.stdout + done.stderr
@@ -48,19 +31,9 @@ def test_rev_files_open_in_rev_mode(emacs, tmp_path):
     assert out == 'rev-mode "# " nil'
 
 
-def test_faces_of_the_sample(emacs):
+def test_faces_of_the_sample(emacs_faces):
     marks = sample_marks()
-    text = SAMPLE.read_text(encoding="utf-8")
-    line_starts = [0]
-    for line in text.split("\n"):
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    positions = " ".join(str(line_starts[m.line] + m.col + 1) for m in marks)
-    out = emacs("(with-temp-buffer"
-                f" (insert-file-contents {lisp_string(SAMPLE)}) (rev-mode) (font-lock-ensure)"
-                f" (dolist (pos '({positions}))"
-                "   (princ (format \"%S\\n\" (get-text-property pos 'face)))))")
-    faces = out.split("\n")[:-1]
-    assert len(faces) == len(marks)
+    faces = emacs_faces(SAMPLE, [(m.line, m.col) for m in marks])
     wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {got},"
              f" expected {m.translated()[1]}"
              for m, got in zip(marks, faces) if got != m.translated()[1]]

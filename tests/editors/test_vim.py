@@ -8,33 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from editor_support import (EDITORS, SAMPLE, SOURCES, assert_same_indentation,
-                            flattened_copies, require_program, run_program, source_id)
-from highlight_expectations import sample_lines, sample_marks
-
-
-@pytest.fixture(scope="module")
-def vim(tmp_path_factory):
-    """Runs a Vim script (a list of lines) with editors/vim on the runtime path and no
-    user configuration; returns the lines the script wrote to the file `g:out`."""
-    exe = require_program("vim")
-    directory = tmp_path_factory.mktemp("vim")
-
-    def run(lines: list[str]) -> list[str]:
-        script, out = directory / "script.vim", directory / "out.txt"
-        out.unlink(missing_ok=True)
-        script.write_text("\n".join([f"let g:out = {quote(out)}", *lines, "qa!"]) + "\n",
-                          encoding="utf-8")
-        run_program([exe, "-N", "-u", "NONE", "-i", "NONE", "-n", "-es",
-                     "--cmd", f"set rtp^={EDITORS / 'vim'}", "--cmd", "filetype plugin indent on",
-                     "--cmd", "syntax on", "--cmd", "packadd matchit", "-S", str(script)])
-        return out.read_text(encoding="utf-8").split("\n")[:-1] if out.exists() else []
-    return run
-
-
-def quote(text) -> str:
-    """A Vim string literal."""
-    return "'" + str(text).replace("'", "''") + "'"
+from editor_support import (SAMPLE, SOURCES, assert_same_indentation, flattened_copies,
+                            source_id)
+from highlight_expectations import sample_marks
 
 
 def test_filetype_and_settings(vim, tmp_path):
@@ -44,17 +20,12 @@ def test_filetype_and_settings(vim, tmp_path):
     assert out == ["rev", "# %s", ":#", "4", "1", "GetRevIndent(v:lnum)", "1"]
 
 
-def test_syntax_groups_of_the_sample(vim):
-    lines, marks = sample_lines(), sample_marks()
-    positions = [[m.line + 1, len(lines[m.line][:m.col].encode("utf-8")) + 1] for m in marks]
-    out = vim([f"edit {SAMPLE}", "let names = []",
-               f"for [l, c] in {positions}",
-               "  call add(names, synIDattr(synID(l, c, 1), 'name'))",
-               "endfor", "call writefile(names, g:out)"])
+def test_syntax_groups_of_the_sample(vim_groups):
+    marks = sample_marks()
+    groups = vim_groups(SAMPLE, [(m.line, m.col) for m in marks])
     wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {got!r},"
              f" expected {m.translated()[0]!r}"
-             for m, got in zip(marks, out) if got != m.translated()[0]]
-    assert len(out) == len(marks)
+             for m, got in zip(marks, groups) if got != m.translated()[0]]
     assert not wrong, "\n".join(wrong)
 
 
@@ -81,4 +52,4 @@ def vim_reindented(vim, tmp_path_factory) -> dict[Path, str]:
 @pytest.mark.parametrize("path", SOURCES, ids=source_id)
 def test_indent_reproduces_the_sources(vim_reindented, path):
     assert_same_indentation(vim_reindented[path], path.read_text(encoding="utf-8"),
-                            path.name)
+                            source_id(path))
