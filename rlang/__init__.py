@@ -2,9 +2,8 @@
 
 Public API: `load`, `loads` (programs whose functions are callable and invertible
 with `~`), and the error classes.  Importing rlang is cheap: it does not import any
-backend's compiler.
+backend's compiler, and the AD machinery only when a gradient is asked for.
 """
-from .ad import check_grad, gradient, hessian, jacobian
 from .api import Function, Module, load, loads
 from .errors import (CheckError, CheckErrors, InternalError, ParseError, ReversibilityError,
                      RlangError, RlangRuntimeError, RlangTypeError)
@@ -12,6 +11,17 @@ from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array,
                       ulog_array)
 
 __version__ = "0.1.0"
+
+_AD = ("gradient", "check_grad", "jacobian", "hessian")
+
+
+def __getattr__(name: str):
+    """The AD drivers (rlang/ad.py), imported on first use: a plain run needs none."""
+    if name in _AD:
+        from . import ad
+
+        return getattr(ad, name)
+    raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "Module", "Function",
            "RlangError", "ParseError", "CheckError",

@@ -110,18 +110,30 @@ class _FunctionEmitter(ExprEmitter):
         self.slots: dict = {}           # Var → pointer (scalar storage or descriptor)
         self.array_cache: dict = {}     # Var → (data pointer, shape, strides) values
         self.results = {}               # store variable → its result pointer
+        self.scalar_params = []         # (local slot, argument pointer), see emit
+        super().__init__(self.builder)
         for var, arg in zip(fn.params + fn.results, self.llfn.args[1:]):
             arg.name = ir.c_identifier(var.name)
             if var in fn.results:
                 self.results[var] = arg
-            else:
+            elif isinstance(var.type, ir.ArrayType):
                 self.slots[var] = arg
-            if isinstance(var.type, ir.ArrayType):
                 arg.add_attribute("noalias")
-        super().__init__(self.builder)
+            else:
+                local = self.entry_alloca(storage_type(var.type), var.name)
+                self.scalar_params.append((local, arg))
+                self.slots[var] = local
 
     # ------------------------------------------------------------------ body
     def emit(self) -> None:
+        # Note [Scalar parameters in locals]: a scalar argument is copied into a local
+        # at the entry and back at the normal exit.  Locals are promoted to registers,
+        # so a hot loop does not store an accumulator through a pointer the optimiser
+        # must assume aliases the arrays (that had kept loops from vectorising), and a
+        # view argument is copy-in/copy-out, as in the interpreter.  After a failed
+        # check nothing is written back: the call raises.
+        for local, arg in self.scalar_params:
+            self.builder.store(self.builder.load(arg), local)
         for var, constant in self.fn.constants:
             self.slots[var] = self.constant_descriptor(constant, var.name)
         self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
@@ -137,6 +149,8 @@ class _FunctionEmitter(ExprEmitter):
             if self.recursive:
                 self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
                                                     ll.Constant(I64, 1)), depth_ptr)
+            for local, arg in self.scalar_params:
+                self.builder.store(self.builder.load(local), arg)
             self.builder.ret(ll.Constant(I32, 0))
 
     def depth_site(self) -> int:
