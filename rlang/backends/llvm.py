@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..deep import run_deep
+from ..numbers import F32, I32
 from ..errors import RlangTypeError
 from ..lower import lower, symbol_of, type_of_value
 from .llvm_emit import emit_module
@@ -23,12 +24,25 @@ class LlvmFunctions:
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self._source_key = _unit_key(unit)
         self._modules: dict = {}
+        # (name, inverse, argument signature) → (native module, symbol) for argument
+        # kinds that earlier conformed to the parameters unchanged (see _signature)
+        self._fast: dict = {}
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
+        signature = _signature(args)
+        fast = self._fast.get((name, inverse, signature)) if signature else None
+        if fast is not None:        # arguments known to conform as they are
+            values = [_native_array(a) for a in args]
+            if self.invcheck:
+                self.interpreter._check_argument_aliasing(self.unit.functions[name], values)
+            return self.run(*fast, values)
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
-        return self.run(native, symbol_of(name, types, inverse), values)
+        symbol = symbol_of(name, types, inverse)
+        if signature and all(v is a for v, a in zip(values, args)):
+            self._fast[(name, inverse, signature)] = (native, symbol)
+        return self.run(native, symbol, values)
 
     def bind(self, name: str, args: list) -> list:
         """The arguments conformed to `name`'s parameters, by the interpreter's rules
@@ -77,6 +91,28 @@ class LlvmFunctions:
                                     f"{self.invcheck}|{derivative}", build)
             self._modules[key] = native
         return native
+
+
+#: Scalar types that carry their rev type with them.
+_CHECKED_SCALARS = (F32, I32)
+
+
+def _signature(args) -> tuple | None:
+    """What decides how arguments bind: the type (and dtype and rank) of each.  None
+    when some argument must be converted or range-checked on every call (an int
+    beyond i64, a list, a NumPy scalar …), which then takes the general path."""
+    out = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            out.append((a.dtype, a.ndim))
+        elif kind is float or kind is bool or kind in _CHECKED_SCALARS:
+            out.append(kind)
+        elif kind is int and -(1 << 63) <= a < (1 << 63):
+            out.append(kind)
+        else:
+            return None
+    return tuple(out)
 
 
 def _native_array(value):

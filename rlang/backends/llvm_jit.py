@@ -183,13 +183,9 @@ class NativeModule:
 
 def _argument(value, t):
     if isinstance(t, ir.ArrayType):
-        words = (ctypes.c_int64 * (1 + 2 * t.ndim))()
-        words[0] = value.ctypes.data
         itemsize = value.itemsize
-        for k in range(t.ndim):
-            words[1 + k] = value.shape[k]
-            words[1 + t.ndim + k] = value.strides[k] // itemsize
-        return words
+        return (ctypes.c_int64 * (1 + 2 * t.ndim))(
+            value.ctypes.data, *value.shape, *[s // itemsize for s in value.strides])
     return _SCALAR_CTYPES[t](value)
 
 
