@@ -32,7 +32,8 @@ from ..unit import Unit
 from ..span import Span
 from ..values import format_value
 from .reader import Command, Definitions, Expression, Statements, read
-from .toplevel import TOP, VALUE, callees, checked_form, copy_store, running_form
+from .toplevel import (TOP, VALUE, allocations, callees, checked_form, copy_store,
+                       running_form)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Session:
         self.err = err if err is not None else sys.stderr
         self.invcheck = invcheck
         self.store: dict = {}           # session variable → value, in allocation order
+        self.origins: dict = {}         # session variable → span of its allocation
         self.functions: dict = {}       # name → ast.Function
         self.consts: dict = {}          # name → ast.Const
         self.steps: list[Step] = []     # what :undo walks back, last last
@@ -132,7 +134,7 @@ class Session:
     def run_statements(self, stmts: tuple, file: str) -> None:
         """Run statements on the store; remember them for `:undo` if they can
         change it (anything but `@safe`)."""
-        self.store = self._run(stmts, file, self.functions, self.consts)
+        self._commit(self._run(stmts, file, self.functions, self.consts), stmts)
         if not all(isinstance(stmt, ast.Safe) for stmt in stmts):
             self.steps.append(Step(stmts, callees(stmts, self.functions), dict(self.consts)))
 
@@ -148,10 +150,17 @@ class Session:
         if not self.steps:
             raise RlangError("nothing to undo")
         step = self.steps[-1]
-        self.store = self._run(invert_body(step.stmts), f"<repl {self.inputs}>",
-                               step.functions, step.consts)
+        inverse = invert_body(step.stmts)
+        self._commit(self._run(inverse, f"<repl {self.inputs}>", step.functions, step.consts),
+                     inverse)
         self.steps.pop()
         return step.stmts
+
+    def _commit(self, store: dict, stmts: tuple) -> None:
+        """Make `store`, computed by `stmts`, the session's variables."""
+        allocated = allocations(stmts)
+        self.origins = {name: allocated.get(name) or self.origins.get(name) for name in store}
+        self.store = store
 
     def _run(self, stmts: tuple, file: str, functions: dict, consts: dict) -> dict:
         """Check `stmts` as a function body over the session variables, run them on
@@ -160,7 +169,7 @@ class Session:
 
     def _check_and_run(self, stmts: tuple, file: str, reached: dict, consts: dict) -> dict:
         span = _span_of(stmts, file)
-        checked = {**reached, TOP: checked_form(stmts, self.store, span)}
+        checked = {**reached, TOP: checked_form(stmts, self.store, span, self.origins)}
         check(self.unit_of(checked, file, consts))
         store = copy_store(self.store)
         interpreter = Interpreter(self.unit_of(reached, file, consts), invcheck=self.invcheck,

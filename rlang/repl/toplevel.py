@@ -3,16 +3,18 @@
 In: the statements of one REPL input, the session store (name → value) and the
 session's functions.  Out: the two forms of a synthesized function named `TOP`:
 
-- `checked_form(stmts, store, span)`, for the checker: one parameter per session
-  variable, typed from its value, so every static rule of LANGUAGE.md §6 applies to
-  the input as to a function body.  A function must leave its ancillas as it found
-  them, the REPL's top level need not (`x ← 2.0` adds a session variable, `x → 2.0`
-  removes one), so the form says so explicitly: a session variable that the input
-  deallocates is allocated first, from a parameter of its own, and a variable that
-  the input allocates is deallocated at the end (`x → x`, which always holds);
+- `checked_form(stmts, store, span)`, for the checker: every session variable is
+  an ancilla allocated first from a parameter of its own (typed from its value), so
+  every static rule of LANGUAGE.md §6 applies to the input as to a function body,
+  and `x → 2.0` may free a session variable as it frees any ancilla.  A function
+  must free its ancillas, the REPL's top level need not (`x ← 2.0` adds a session
+  variable), so the form ends by deallocating whatever is bound at the end
+  (`x → x`, which always holds);
 - `running_form(stmts, span)`, for `Interpreter.run_in`, which runs the body on a
   dict of variables (a copy of the store), so the runtime checks apply too.
 
+`allocations(stmts)` says where an input allocates each name, so that the checker's
+notes point at the input that allocated a session variable.
 `callees(stmts, functions)` is the part of the session's functions the input can
 reach: checking and running only that part keeps a broken, unused function from
 blocking everything else.
@@ -33,18 +35,18 @@ TOP = "<top level>"
 VALUE = "<value>"
 
 
-def checked_form(stmts: tuple, store: dict, span) -> ast.Function:
-    """`function TOP(session variables…)` with the prologue and epilogue above."""
-    after = live_after(stmts, set(store))
-    freed = [name for name in store if name not in after]
-    kept = [name for name in store if name in after]
-    params = [ast.Param(name, type_of(store[name]), span=span) for name in kept]
-    params += [ast.Param(_incoming(name), type_of(store[name]), span=span) for name in freed]
-    prologue = tuple(ast.Alloc(name, ast.Name(_incoming(name), span=span), span=span)
-                     for name in freed)
+def checked_form(stmts: tuple, store: dict, span, origins: dict) -> ast.Function:
+    """`function TOP(incoming values…)` with the prologue and epilogue above; the
+    prologue's allocations carry the spans of `origins` (name → where the session
+    variable was allocated), which the checker quotes in its notes."""
+    params = tuple(ast.Param(_incoming(name), type_of(value), span=span)
+                   for name, value in store.items())
+    prologue = tuple(ast.Alloc(name, ast.Name(_incoming(name), span=span),
+                               span=origins.get(name) or span)
+                     for name in store)
     epilogue = tuple(ast.Dealloc(name, ast.Name(name, span=span), span=span)
-                     for name in sorted(after - set(store)))
-    return ast.Function(TOP, tuple(params), prologue + tuple(stmts) + epilogue, span=span)
+                     for name in sorted(live_after(stmts, set(store))))
+    return ast.Function(TOP, params, prologue + tuple(stmts) + epilogue, span=span)
 
 
 def running_form(stmts: tuple, span) -> ast.Function:
@@ -93,6 +95,25 @@ def live_after(stmts: tuple, live: set) -> set:
                 allocated, freed = routines.pop()
                 live = (live - allocated) | freed
     return live
+
+
+def allocations(stmts: tuple) -> dict:
+    """name → span of the statement of `stmts` that allocates it at the top level
+    (the last one; inside `begin`, `~begin` and `@routine` blocks too)."""
+    found = {}
+    for stmt in stmts:
+        while isinstance(stmt, ast.Annotated):
+            stmt = stmt.stmt
+        match stmt:
+            case ast.Alloc(name=name):
+                found[name] = stmt.span
+            case ast.Zeros(names=names, inverse=False):
+                found.update((name, stmt.span) for name in names)
+            case ast.Block(body=body, inverse=inverse):
+                found.update(allocations(invert_body(body) if inverse else body))
+            case ast.Routine(body=body):
+                found.update(allocations(body))
+    return found
 
 
 def callees(stmts: tuple, functions: dict) -> dict:

@@ -101,7 +101,7 @@ def test_errors_have_spans_and_quote_the_input(repl):
 
 @pytest.mark.parametrize("text, message", [
     ("x *= 2.0", "reversible only on ulog"),
-    ("x ← 1.0", "already bound"),
+    ("x ← 1.0", "`x` is allocated twice"),
     ("nothere += 1", "`nothere` is not defined"),
     ("nope(x)", "undefined function `nope`"),
     ("mul(x, 1.0)", "takes 3 arguments"),
@@ -125,6 +125,18 @@ def test_a_statement_failing_halfway_changes_nothing(repl):
     assert repl.store["x"] == 1.0
     assert repl.store["a"].tolist() == [1.0, 2.0]
     assert repl.session.steps and len(repl.session.steps) == 2
+
+
+def test_a_second_allocation_points_at_the_first(repl):
+    repl("y ← 1", "x ← 2.0", "x → 2.0", "~begin\n    x → 3.0\nend")
+    out, err = repl("x ← 1.0")
+    assert "`x` is allocated twice" in err
+    assert "already allocated at <repl 4>:2:5; deallocate it first" in err
+    repl(":undo", "x ← 4.0", "x += 1.0")
+    assert "already allocated at <repl 7>:1:1" in repl("x ← 1.0")[1]
+    repl(":undo", ":undo", ":undo")                     # x += 1, x ← 4, x → 2 undone
+    assert repl.store == {"y": 1, "x": 2.0}
+    assert "already allocated at <repl 3>:1:1" in repl("x ← 1.0")[1]
 
 
 def test_a_failed_deallocation_keeps_the_variable(repl):
