@@ -44,6 +44,9 @@ def scaled(seed, partial):
 class AdjointFunction(ShadowFunction):
     kind = "grad"
 
+    def accumulates(self, k: int) -> bool:
+        return k not in self.fn.written      # a read-only view's gradient is added to
+
     # ------------------------------------------------------------ chain rule
     def backprop(self, node, seed, values: dict) -> list:
         """Statements adding seed · ∂node/∂leaf to the gradient of every view `node`

@@ -358,6 +358,12 @@ class Function:
     span: Span | None = None
     results: tuple = ()     # `main`'s store: ancillas left allocated, in order
     constants: tuple = ()   # (Var, ConstArray) of the constant arrays the body reads
+    # How a scalar parameter goes back to the caller (Note [Scalar parameters in
+    # locals], backends/llvm_emit.py): the positions the function may write are
+    # copied out; `accumulated` ones (gradients of read-only parameters, which a
+    # caller may pass twice) are added back as the change; the others not at all.
+    written: frozenset = frozenset()
+    accumulated: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -69,11 +69,23 @@ class ShadowFunction:
 
     def function(self) -> ir.Function:
         fn = self.fn
-        shadow_params = tuple(self.shadow(v) for v in fn.params if self.shadow(v) is not None)
+        shadowed = [k for k, v in enumerate(fn.params) if self.shadow(v) is not None]
+        shadow_params = tuple(self.shadow(fn.params[k]) for k in shadowed)
         body = self.body(fn.body)
+        # a shadow goes back as its parameter does; the shadow of a read-only one
+        # (a gradient the caller may pass twice) is accumulated
+        n = len(fn.params)
+        written = fn.written | {n + j for j, k in enumerate(shadowed) if k in fn.written}
+        accumulated = fn.accumulated | {n + j for j, k in enumerate(shadowed)
+                                        if k in fn.accumulated or self.accumulates(k)}
         return ir.Function(self.symbol(fn.symbol), fn.name, fn.inverse,
                            fn.params + shadow_params, body, fn.span, fn.results,
-                           fn.constants)
+                           fn.constants, frozenset(written), frozenset(accumulated - written))
+
+    def accumulates(self, k: int) -> bool:
+        """Whether the shadow of parameter k is added to when the parameter is only
+        read: gradients are (`ad_ir`); tangents are not."""
+        return False
 
     # ----------------------------------------------------------------- shadows
     def shadow(self, var: ir.Var):

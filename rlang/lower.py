@@ -145,9 +145,12 @@ class _FunctionLowering:
         results = ()
         if self.fn.name == "main" and not self.fn.params:     # the store (LANGUAGE.md §4)
             results = tuple(v for v in self.scope.values() if not v.is_param)
+        from .analysis import written_params
+
+        written = written_params(self.lowering.unit.functions).get(self.fn.name, frozenset())
         return ir.Function(self.symbol, self.fn.name, self.inverse, tuple(self.params),
                            lowered, self.fn.span, results,
-                           tuple(self.constant_values.items()))
+                           tuple(self.constant_values.items()), frozenset(written))
 
     # ------------------------------------------------------------------ sites
     def site(self, kind: str, span, detail: tuple = ()) -> int | None:

@@ -110,9 +110,9 @@ class _FunctionEmitter(ExprEmitter):
         self.slots: dict = {}           # Var → pointer (scalar storage or descriptor)
         self.array_cache: dict = {}     # Var → (data pointer, shape, strides) values
         self.results = {}               # store variable → its result pointer
-        self.scalar_params = []         # (local slot, argument pointer), see emit
+        self.scalar_params = []         # (local, argument pointer, how it goes back)
         super().__init__(self.builder)
-        for var, arg in zip(fn.params + fn.results, self.llfn.args[1:]):
+        for k, (var, arg) in enumerate(zip(fn.params + fn.results, self.llfn.args[1:])):
             arg.name = ir.c_identifier(var.name)
             if var in fn.results:
                 self.results[var] = arg
@@ -121,19 +121,23 @@ class _FunctionEmitter(ExprEmitter):
                 arg.add_attribute("noalias")
             else:
                 local = self.entry_alloca(storage_type(var.type), var.name)
-                self.scalar_params.append((local, arg))
+                back = "copy" if k in fn.written else "add" if k in fn.accumulated else None
+                self.scalar_params.append((local, arg, back))
                 self.slots[var] = local
 
     # ------------------------------------------------------------------ body
     def emit(self) -> None:
         # Note [Scalar parameters in locals]: a scalar argument is copied into a local
-        # at the entry and back at the normal exit.  Locals are promoted to registers,
-        # so a hot loop does not store an accumulator through a pointer the optimiser
-        # must assume aliases the arrays (that had kept loops from vectorising), and a
-        # view argument is copy-in/copy-out, as in the interpreter.  After a failed
-        # check nothing is written back: the call raises.
-        for local, arg in self.scalar_params:
-            self.builder.store(self.builder.load(arg), local)
+        # at the entry and back at the normal exit (`write_back`).  Locals are promoted
+        # to registers, so a hot loop does not store an accumulator through a pointer
+        # the optimiser must assume aliases the arrays (that had kept loops from
+        # vectorising), and a view argument is copy-in/copy-out, as in the
+        # interpreter.  After a failed check nothing is written back: the call raises.
+        self.initial = {}
+        for local, arg, back in self.scalar_params:
+            value = self.builder.load(arg)
+            self.builder.store(value, local)
+            self.initial[local] = value
         for var, constant in self.fn.constants:
             self.slots[var] = self.constant_descriptor(constant, var.name)
         self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
@@ -149,9 +153,21 @@ class _FunctionEmitter(ExprEmitter):
             if self.recursive:
                 self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
                                                     ll.Constant(I64, 1)), depth_ptr)
-            for local, arg in self.scalar_params:
-                self.builder.store(self.builder.load(local), arg)
+            self.write_back()
             self.builder.ret(ll.Constant(I32, 0))
+
+    def write_back(self) -> None:
+        """Scalar parameters back to the caller: written ones copied, accumulated ones
+        (gradients of read-only views) added as the change, as the interpreter does
+        (`adjoint.GradInterpreter._call_adjoint`), so that one gradient passed for
+        two read-only parameters receives both contributions."""
+        b = self.builder
+        for local, arg, back in self.scalar_params:
+            if back == "copy":
+                b.store(b.load(local), arg)
+            elif back == "add":
+                change = b.fsub(b.load(local), self.initial[local])
+                b.store(b.fadd(b.load(arg), change), arg)
 
     def depth_site(self) -> int:
         return self.module.add_site(ir.Site("depth", self.fn.span, self.fn.name,

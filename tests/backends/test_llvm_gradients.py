@@ -327,3 +327,24 @@ def test_hessians_through_arrays_ancillas_and_calls():
     got, expected = both_hessians(ARRAYS, "f", args, "out[1]")
     assert_same_matrix(got, expected)
     assert got.shape == (13, 13)
+
+
+def test_one_view_passed_for_two_read_only_parameters():
+    # the callee's two gradients are added back to the one view, statically (b, b)
+    # and when only the indices coincide at run time (v[i], v[j] with i == j)
+    source = """
+function h0(p, q, r)
+    p += q * sin(r) + r * 0.5
+end
+function f(a, b, v: f64[:], i, j)
+    h0(a, b, b)
+    h0(a, v[i], v[j])
+end
+"""
+    args = [0.0, 0.0, np.array([0.3, -0.2]), 1, 1]
+    got, expected = both(source, "f", args, "a")
+    assert_same_gradients(got, expected)
+    assert got[1] == pytest.approx(0.5)             # sin(0) + 0·cos(0) + 0.5
+    got, expected = both_hessians(source, "f", args, "a")
+    assert_same_matrix(got, expected)
+    assert got[0, 0] == pytest.approx(2.0)          # d²(b sin b)/db² at 0
