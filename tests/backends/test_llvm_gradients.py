@@ -347,4 +347,4 @@ end
     assert got[1] == pytest.approx(0.5)             # sin(0) + 0·cos(0) + 0.5
     got, expected = both_hessians(source, "f", args, "a")
     assert_same_matrix(got, expected)
-    assert got[0, 0] == pytest.approx(2.0)          # d²(b sin b)/db² at 0
+    assert got[1, 1] == pytest.approx(2.0)          # d²(b sin b)/db² at 0
