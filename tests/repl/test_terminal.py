@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,19 +25,32 @@ BANNER = "rlang 0.1.0: the rev REPL.  :help lists the commands; Ctrl-D leaves.\n
 CTRL_C, CTRL_D, UP, TAB = "\x03", "\x04", "\x1b[A", "\t"
 
 
-def interact(keys: str, history=None, session=None, later: str = "") -> tuple:
-    """Type `keys` (and `later`, half a second later) into a REPL; return (exit
-    status, stdout, stderr, the prompt session).  Ctrl-D is typed at the end unless
-    the keys quit first."""
+def interact(keys: str, history=None, session=None, later: str = "",
+             when=lambda text: True) -> tuple:
+    """Type `keys` into a REPL, then `later` once the input line satisfies `when`
+    (what the keys start, a completion, runs in the background; waiting for its
+    result rather than for a fixed time keeps this right on a loaded machine);
+    return (exit status, stdout, stderr, the prompt session).  Ctrl-D is typed at
+    the end unless the keys quit first."""
     out, err = io.StringIO(), io.StringIO()
     session = session or Session(out=out, err=err)
     session.out, session.err = out, err
     with create_pipe_input() as pipe:
         pipe.send_text(keys + ("" if later else CTRL_D))
-        if later:       # after what the keys start (a completion) has finished
-            threading.Timer(0.5, pipe.send_text, [later + CTRL_D]).start()
         prompter = prompt_session(session, input=pipe, output=DummyOutput(),
                                   history=history if history is not None else InMemoryHistory())
+        if later:
+            def type_later():
+                deadline = time.monotonic() + 30.0
+                while time.monotonic() < deadline:
+                    app = getattr(prompter, "app", None)
+                    if app is not None and app.is_running and \
+                            when(app.current_buffer.text):
+                        break
+                    time.sleep(0.01)
+                pipe.send_text(later + CTRL_D)
+
+            threading.Thread(target=type_later, daemon=True).start()
         code = run_terminal(session, prompter)
     return code, out.getvalue(), err.getvalue(), prompter
 
@@ -104,7 +118,8 @@ def test_history_is_kept_across_sessions_in_a_file(tmp_path):
 
 
 def test_tab_completes_a_session_variable():
-    code, out, err, _ = interact("velocity ← 2.5\rvel" + TAB, later="\r")
+    code, out, err, _ = interact("velocity ← 2.5\rvel" + TAB, later="\r",
+                                 when=lambda text: text == "velocity")
     assert (out, err) == (BANNER + "2.5\n", "")
 
 
