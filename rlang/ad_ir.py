@@ -95,15 +95,9 @@ class AdjointFunction(ShadowFunction):
                          seed_alloc] + self.backprop(stmt.value, ir.Read(seed), values) + \
             [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
 
-    def _instr(self, stmt: ir.Instr) -> list:
-        """SWAP / NEG / HADAMARD act on the gradients as on the values; INC, DEC and
-        FLIP leave gradients alone; ROT / IROT rotate the gradients too and send
-        ±(g_a·b − g_b·a) into the angle (values and gradients from before)."""
-        shadows = tuple(self.shadow_place(p) for p in stmt.places)
-        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
-            return [stmt]
-        if stmt.name not in ("ROT", "IROT"):
-            return [stmt, ir.Instr(stmt.name, shadows)]
+    def rotation(self, stmt: ir.Instr, shadows: tuple) -> list:
+        """ROT / IROT rotate the gradients too and send ±(g_a·b − g_b·a) into the
+        angle (values and gradients from before)."""
         angle, angle_alloc = self.temp(stmt.angle, "angle")
         a, b = (as_f64(place_value(p, checked=True)) for p in stmt.places)
         ga, gb = (place_value(s) for s in shadows)

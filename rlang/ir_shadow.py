@@ -11,8 +11,8 @@ shadow carries: the signature (the parameters, then one shadow parameter per flo
 parameter, in order), the shadow of each variable, place and array allocation,
 control flow (the same conditions and loops, bodies transformed), calls (the
 derived callee, with the shadows of the float arguments appended), `@safe`
-statements, and the temporaries of `materialise`.  Subclasses give the rules of
-updates, instructions and (de)allocations.  `derive_module` applies a transform to
+statements, the linear instructions, and the temporaries of `materialise`.
+Subclasses give the rules of updates, rotations and (de)allocations.  `derive_module` applies a transform to
 every function of a module; the derived module shares the site table.
 """
 from __future__ import annotations
@@ -197,6 +197,16 @@ class ShadowFunction:
         shadows = tuple(s for s in (self.shadow_place(a) for a in stmt.args) if s is not None)
         return [ir.Call(self.symbol(stmt.callee), stmt.args + shadows, stmt.site,
                         stmt.alias_site)]
+
+    def _instr(self, stmt: ir.Instr) -> list:
+        """SWAP / NEG / HADAMARD act on shadows as on values (they are linear); INC,
+        DEC and FLIP leave shadows alone; ROT / IROT: the subclass's `rotation`."""
+        shadows = tuple(self.shadow_place(p) for p in stmt.places)
+        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
+            return [stmt]
+        if stmt.name not in ("ROT", "IROT"):
+            return [stmt, ir.Instr(stmt.name, shadows)]
+        return self.rotation(stmt, shadows)
 
     def _print(self, stmt: ir.Print) -> list:
         return [stmt]

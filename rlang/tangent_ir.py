@@ -73,14 +73,8 @@ class TangentFunction(ShadowFunction):
             return [stmt]
         return [stmt, ir.Update(shadow, stmt.op, tangent)]
 
-    def _instr(self, stmt: ir.Instr) -> list:
-        """SWAP / NEG / HADAMARD act on tangents as on values; ROT / IROT rotate the
-        tangents too and add dθ · ∂(a', b')/∂θ = dθ · (∓b', ±a')."""
-        shadows = tuple(self.shadow_place(p) for p in stmt.places)
-        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
-            return [stmt]
-        if stmt.name not in ("ROT", "IROT"):
-            return [stmt, ir.Instr(stmt.name, shadows)]
+    def rotation(self, stmt: ir.Instr, shadows: tuple) -> list:
+        """ROT / IROT rotate the tangents too and add dθ · ∂(a', b')/∂θ = dθ · (∓b', ±a')."""
         angle, angle_alloc = self.temp(stmt.angle, "angle")
         out = [angle_alloc, ir.Instr(stmt.name, stmt.places, ir.Read(angle), stmt.alias_site),
                ir.Instr(stmt.name, shadows, as_f64(ir.Read(angle)))]
