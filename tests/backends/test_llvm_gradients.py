@@ -61,17 +61,31 @@ def both(source, name, args, loss, invcheck=True):
     return got, expected
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.data_too_large])
-@given(source=programs(),
-       inputs=st.lists(st.floats(-1.0, 1.0), min_size=4 + LENGTH, max_size=4 + LENGTH),
-       k=st.integers(0, 4), loss=st.sampled_from(LOSSES))
-def test_generated_float_programs(source, inputs, k, loss):
-    args = [*inputs[:4], np.array(inputs[4:]), k]
-    outputs = rlang.loads(source).f(*_copy(args))
-    assume(all(math.isfinite(x) and abs(x) < 100.0 for x in [*outputs[:4], *outputs[4]]))
-    got, expected = both(source, "f", args, loss[0])
+def float_programs(max_examples: int):
+    """Hypothesis cases of the float-program generator: the test gets (source,
+    arguments of f, loss name); programs whose values leave a modest range are
+    rejected, as in tests/property/test_gradients.py."""
+    def decorate(test):
+        @settings(max_examples=max_examples, deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                         HealthCheck.data_too_large])
+        @given(source=programs(), inputs=st.lists(st.floats(-1.0, 1.0), min_size=4 + LENGTH,
+                                                  max_size=4 + LENGTH),
+               k=st.integers(0, 4), loss=st.sampled_from(LOSSES))
+        def run(source, inputs, k, loss):
+            args = [*inputs[:4], np.array(inputs[4:]), k]
+            outputs = rlang.loads(source).f(*_copy(args))
+            assume(all(math.isfinite(x) and abs(x) < 100.0
+                       for x in [*outputs[:4], *outputs[4]]))
+            test(source, args, loss[0])
+        run.__name__ = test.__name__
+        return run
+    return decorate
+
+
+@float_programs(max_examples=60)
+def test_generated_float_programs(source, args, loss):
+    got, expected = both(source, "f", args, loss)
     assert_same_gradients(got, expected, source)
 
 
@@ -286,17 +300,9 @@ def assert_same_matrix(got, expected, context=""):
         f"{context}\nllvm\n{got}\ninterpreter\n{expected}"
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.data_too_large])
-@given(source=programs(),
-       inputs=st.lists(st.floats(-1.0, 1.0), min_size=4 + LENGTH, max_size=4 + LENGTH),
-       k=st.integers(0, 4), loss=st.sampled_from(LOSSES))
-def test_hessians_of_generated_float_programs(source, inputs, k, loss):
-    args = [*inputs[:4], np.array(inputs[4:]), k]
-    outputs = rlang.loads(source).f(*_copy(args))
-    assume(all(math.isfinite(x) and abs(x) < 100.0 for x in [*outputs[:4], *outputs[4]]))
-    got, expected = both_hessians(source, "f", args, loss[0])
+@float_programs(max_examples=25)
+def test_hessians_of_generated_float_programs(source, args, loss):
+    got, expected = both_hessians(source, "f", args, loss)
     assert_same_matrix(got, expected, source)
 
 
