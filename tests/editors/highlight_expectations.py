@@ -93,3 +93,17 @@ def sample_marks() -> list[Mark]:
         for col in range(start, start + width):
             marks.append(Mark(code_line, col, scope, lines[code_line][col]))
     return marks
+
+
+def assert_sample_highlighted(query, editor: int) -> None:
+    """Ask an editor (`query(text, positions)` → one name per position) for the
+    highlighting at every mark of the sample and compare it with the translated
+    scopes; `editor` is 0 for Vim syntax groups, 1 for Emacs faces."""
+    from editor_support import SAMPLE
+
+    marks = sample_marks()
+    got = query(SAMPLE, [(m.line, m.col) for m in marks])
+    wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {name!r},"
+             f" expected {m.translated()[editor]!r}"
+             for m, name in zip(marks, got) if name != m.translated()[editor]]
+    assert not wrong, "\n".join(wrong)

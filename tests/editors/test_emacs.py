@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REV_MODE, lisp_string
-from editor_support import (SAMPLE, SOURCES, assert_same_indentation, flattened_copies,
+from editor_support import (SOURCES, assert_same_indentation, flattened_copies,
                             require_program, run_program, source_id)
-from highlight_expectations import sample_marks
+from highlight_expectations import assert_sample_highlighted
 
 
 def test_byte_compiles_without_warnings(tmp_path):
@@ -32,12 +32,7 @@ def test_rev_files_open_in_rev_mode(emacs, tmp_path):
 
 
 def test_faces_of_the_sample(emacs_faces):
-    marks = sample_marks()
-    faces = emacs_faces(SAMPLE, [(m.line, m.col) for m in marks])
-    wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {got},"
-             f" expected {m.translated()[1]}"
-             for m, got in zip(marks, faces) if got != m.translated()[1]]
-    assert not wrong, "\n".join(wrong)
+    assert_sample_highlighted(emacs_faces, editor=1)
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from editor_support import (SAMPLE, SOURCES, assert_same_indentation, flattened_copies,
+from editor_support import (SOURCES, assert_same_indentation, flattened_copies,
                             source_id)
-from highlight_expectations import sample_marks
+from highlight_expectations import assert_sample_highlighted
 
 
 def test_filetype_and_settings(vim, tmp_path):
@@ -21,12 +21,7 @@ def test_filetype_and_settings(vim, tmp_path):
 
 
 def test_syntax_groups_of_the_sample(vim_groups):
-    marks = sample_marks()
-    groups = vim_groups(SAMPLE, [(m.line, m.col) for m in marks])
-    wrong = [f"line {m.line + 1} col {m.col}: {m.text!r} ({m.scope}) is {got!r},"
-             f" expected {m.translated()[0]!r}"
-             for m, got in zip(marks, groups) if got != m.translated()[0]]
-    assert not wrong, "\n".join(wrong)
+    assert_sample_highlighted(vim_groups, editor=0)
 
 
 def test_percent_jumps_between_the_keywords_of_a_block(vim):
