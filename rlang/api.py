@@ -37,9 +37,6 @@ class Module:
     def __init__(self, unit, backend: str = "interp", invcheck: bool = True):
         if backend not in BACKENDS:
             raise RlangError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-        if backend == "cuda":
-            raise RlangError("the cuda backend is not available in this version; "
-                             "use backend='interp' or 'llvm'")
         check(unit)
         self.unit = unit
         self.backend = backend
@@ -50,6 +47,10 @@ class Module:
             from .backends.llvm import LlvmFunctions     # imports llvmlite: only here
 
             self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
+        elif backend == "cuda":
+            from .backends.cuda import CudaFunctions     # imports numba: only here
+
+            self.compiled = CudaFunctions(unit, invcheck, self.interpreter)
 
     @property
     def functions(self) -> list[str]:

@@ -3,6 +3,7 @@
     rlang run FILE [FUNCTION] [ARGS…] [--inverse] [--backend B] [--no-invcheck] [--json]
     rlang grad FILE FUNCTION ARGS… --loss VIEW [--hessian] [--backend B] [--no-invcheck]
                [--json]
+    rlang compile FILE [--emit llvm|asm|obj|shared|ptx] [--cc X.Y] [-o OUT] [--no-invcheck]
     rlang check FILE
     rlang invert FILE [FUNCTION]
     rlang [repl [--no-invcheck]]             (the REPL, rlang/repl; docs/repl.md)
@@ -77,11 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--json", action="store_true", help="print one JSON object instead")
 
     compile_cmd = commands.add_parser("compile", help="compile a program with the llvm "
-                                      "backend: LLVM IR, assembly, an object or a shared "
-                                      "library with a C header")
+                                      "backend (LLVM IR, assembly, an object or a shared "
+                                      "library with a C header) or its GPU code to PTX")
     compile_cmd.add_argument("file", metavar="FILE")
-    compile_cmd.add_argument("--emit", choices=("llvm", "asm", "obj", "shared"),
+    compile_cmd.add_argument("--emit", choices=("llvm", "asm", "obj", "shared", "ptx"),
                              default="llvm")
+    compile_cmd.add_argument("--cc", metavar="MAJOR.MINOR", default="7.0",
+                             help="compute capability of the PTX (--emit ptx; default 7.0)")
     compile_cmd.add_argument("-o", dest="output", metavar="OUT",
                              help="output file (default: stdout for llvm/asm, FILE.o / "
                              "FILE.so for obj/shared)")
@@ -153,7 +156,7 @@ def _options_first(argv: list[str]) -> list[str]:
             break
         if token.startswith("--") or token in ("-h", "-o"):
             options.append(token)
-            if token in ("--backend", "--loss", "--emit", "-o") and i + 1 < len(rest):
+            if token in ("--backend", "--loss", "--emit", "--cc", "-o") and i + 1 < len(rest):
                 options.append(rest[i + 1])
                 i += 1
         else:
@@ -285,12 +288,14 @@ def _command_invert(options) -> int:
 
 
 def _command_compile(options) -> int:
-    from .backends.llvm_aot import compile_file, write_shared   # imports llvmlite
-
     unit = load_unit(options.file)
     check(unit)
     invcheck = not options.no_invcheck
     stem = Path(options.file).with_suffix("")
+    if options.emit == "ptx":
+        return _emit_ptx(unit, options, invcheck)
+    from .backends.llvm_aot import compile_file, write_shared   # imports llvmlite
+
     if options.emit == "shared":
         output = options.output or f"{stem}.so"
         for written in write_shared(unit, output, invcheck):
@@ -306,6 +311,29 @@ def _command_compile(options) -> int:
         print(f"wrote {options.output}")
     else:
         sys.stdout.write(result)
+    return 0
+
+
+def _emit_ptx(unit, options, invcheck: bool) -> int:
+    """`rlang compile FILE --emit ptx [--cc X.Y] [-o OUT]` (docs/cuda.md)."""
+    try:
+        cc = tuple(int(part) for part in options.cc.split("."))
+    except ValueError:
+        cc = ()
+    if len(cc) != 2:
+        raise RlangError(f"--cc {options.cc!r}: write the compute capability as MAJOR.MINOR, "
+                         "e.g. 7.0")
+    try:
+        from .backends.cuda_ptx import ptx_text
+    except ImportError:
+        raise RlangError("--emit ptx needs numba-cuda and the CUDA toolkit's NVVM: "
+                         "pip install 'rlang[cuda]'") from None
+    text = ptx_text(unit, invcheck, cc)
+    if options.output:
+        Path(options.output).write_text(text)
+        print(f"wrote {options.output}")
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -1,0 +1,197 @@
+"""Python source text for typed IR expressions (the expression half of cuda_emit.py).
+
+`ExprWriter.expr(e)` returns the text of a Python expression computing `e`, calling
+the helpers of rlang/backends/cuda_scalar.py (host code, the simulator) or
+rlang/backends/cuda_device.py (GPUs), which have the same names.  Operators whose
+Python meaning differs from the interpreter's are helper calls: integer results are
+wrapped (`w64`, `w32`), f32 results rounded once from f64 (`r32`, as the
+interpreter computes them), division and powers go through `fdiv`, `idiv`, ….
+Plain `+ - *` on f64, comparisons and `and`/`or` are written as Python operators:
+they mean the same on both sides.
+
+Checks inside expressions (bounds of a load, integer division by zero, a
+conversion that can fail) are helper calls that record the failure in the error
+record `ctx` and give a harmless value; `has_checks(e)` tells the statement writer
+to look at `ctx` after evaluating `e`.
+"""
+from __future__ import annotations
+
+from .. import ir
+from ..types_rules import BackendUnsupported
+
+#: The scalar types the cuda backend handles.
+CUDA_SCALARS = ("bool", "i32", "i64", "f32", "f64")
+_LOAD = {"bool": "lb", "i32": "li32", "i64": "li64", "f32": "lf32", "f64": "lf64"}
+_WRAP = {"i64": "w64", "i32": "w32", "f32": "r32"}
+_INT_RANGE = {"i64": ("-9223372036854775808.0", "9223372036854775808.0"),
+              "i32": ("-2147483648.0", "2147483648.0")}
+
+
+def has_checks(e) -> bool:
+    """Whether evaluating `e` can record a failed check."""
+    if getattr(e, "site", None) is not None:
+        return True
+    return any(has_checks(x) for x in ir.operands(e))
+
+
+def check_type(t, what: str = "values", span=None) -> None:
+    """Refuse IR types the cuda backend does not handle (fixed, ulog, complex, stacks)."""
+    scalar = t.elem if isinstance(t, ir.ArrayType) else t
+    if isinstance(t, ir.StackType) or scalar not in CUDA_SCALARS:
+        raise BackendUnsupported(f"the cuda backend does not handle {ir.type_text(t)} "
+                                 f"{what} yet", span)
+
+
+def literal(value, t: str) -> str:
+    if t == "bool":
+        return "True" if value else "False"
+    if t in ("i32", "i64"):
+        text = str(int(value))
+        return f"w32({text})" if t == "i32" else text
+    value = float(value)
+    if value != value:
+        text = "nan"
+    elif value in (float("inf"), float("-inf")):
+        text = "inf" if value > 0 else "(-inf)"
+    else:
+        text = repr(value)
+    return f"r32({text})" if t == "f32" else text
+
+
+class ExprWriter:
+    """Expression text; subclasses provide `name(var)`, `array(var)` (the text of an
+    array variable's data), `span` and `fresh()`."""
+
+    def expr(self, e) -> str:
+        method = getattr(self, "_e_" + type(e).__name__.lower(), None)
+        if method is None:
+            raise BackendUnsupported(f"the cuda backend does not handle "
+                                     f"{type(e).__name__} expressions yet", self.span)
+        if isinstance(getattr(e, "type", None), str):
+            check_type(e.type, "values", self.span)
+        return method(e)
+
+    def wrap(self, text: str, t: str) -> str:
+        helper = _WRAP.get(t)
+        return f"{helper}({text})" if helper else text
+
+    def as_f64(self, e) -> str:
+        text = self.expr(e)
+        return text if e.type == "f64" else f"f64({text})"
+
+    # ---------------------------------------------------------------- leaves
+    def _e_const(self, e: ir.Const) -> str:
+        return literal(e.value, e.type)
+
+    def _e_read(self, e: ir.Read) -> str:
+        return self.read(e.var)
+
+    def _e_load(self, e: ir.Load) -> str:
+        array = self.array(e.var)
+        indices = [self.expr(i) for i in e.indices]
+        load = _LOAD[e.type]
+        if e.site is None:
+            return f"{load}({array}[{', '.join(indices)}])"
+        if len(indices) > 3:
+            raise BackendUnsupported("the cuda backend checks the bounds of arrays of up to "
+                                     "three dimensions; use @inbounds", self.span)
+        return f"{load}(ldk{len(indices)}({array}, {', '.join(indices)}, Z_{e.type}, " \
+            f"{e.site}, ctx, ctxf))"
+
+    def _e_dim(self, e: ir.Dim) -> str:
+        array = self.array(e.var)
+        if e.axis is not None:
+            return f"{array}.shape[{e.axis}]"
+        return f"{array}.size"
+
+    # ------------------------------------------------------------- operators
+    def _e_unary(self, e: ir.Unary) -> str:
+        x = self.expr(e.operand)
+        if e.op == "!":
+            return f"(not {x})"
+        if e.op == "~":
+            return self.wrap(f"(~{x})", e.type)
+        return self.wrap(f"(-{x})", e.type) if e.type != "f64" else f"(-{x})"
+
+    def _e_logic(self, e: ir.Logic) -> str:
+        word = "and" if e.op == "&&" else "or"
+        return f"({self.expr(e.left)} {word} {self.expr(e.right)})"
+
+    def _e_compare(self, e: ir.Compare) -> str:
+        return f"({self.expr(e.left)} {e.op} {self.expr(e.right)})"
+
+    def _e_select(self, e: ir.Select) -> str:
+        return f"({self.expr(e.then)} if {self.expr(e.cond)} else {self.expr(e.otherwise)})"
+
+    def _e_guarded(self, e: ir.Guarded) -> str:
+        zero = " and ".join(f"({self.expr(g)} == 0.0)" for g in e.guards)
+        return f"(0.0 if {zero} else {self.expr(e.value)})"
+
+    def _e_binary(self, e: ir.Binary) -> str:
+        t = e.type
+        if t == "bool":
+            return f"({self.expr(e.left)} {e.op} {self.expr(e.right)})"
+        if t in ("f32", "f64"):
+            return self._float_binary(e)
+        a, b = self.expr(e.left), self.expr(e.right)
+        op = e.op
+        if op in ("+", "-", "*"):
+            return self.wrap(f"({a} {op} {b})", t)
+        if op in ("&", "|", "^"):
+            return f"w32({a} {op} {b})" if t == "i32" else f"({a} {op} {b})"
+        if op in ("<<", ">>"):
+            return self.wrap(f"{'shl' if op == '<<' else 'shr'}({a}, {b})", t)
+        if op == "**":
+            if e.site is not None:
+                b = f"ckp({b}, {a}, {e.site}, ctx, ctxf)"
+            return self.wrap(f"ipow({a}, {b})", t)
+        if e.site is not None:
+            b = f"cki({b}, {a}, {e.site}, ctx, ctxf)"
+        return self.wrap(f"{'idiv' if op == '//' else 'imod'}({a}, {b})", t)
+
+    def _float_binary(self, e: ir.Binary) -> str:
+        a, b = self.as_f64(e.left), self.as_f64(e.right)
+        op = e.op
+        if op in ("+", "-", "*"):
+            text = f"({a} {op} {b})"
+        else:
+            helper = {"/": "fdiv", "//": "ffdiv", "%": "fmod", "**": "fpow"}[op]
+            text = f"{helper}({a}, {b})"
+        return self.wrap(text, e.type)
+
+    def _e_builtin(self, e: ir.Builtin) -> str:
+        if e.name == "imag":                # of a real number: zero, as the registry
+            return literal(0, e.type)
+        if e.name in ("real", "conj"):
+            return self.expr(e.args[0])
+        if e.type in ("i32", "i64"):
+            args = ", ".join(self.expr(a) for a in e.args)
+        else:
+            args = ", ".join(self.as_f64(a) for a in e.args)
+        name = "atan2" if e.name == "atan" and len(e.args) == 2 else e.name
+        return self.wrap(f"b_{name}({args})", e.type)
+
+    def _e_convert(self, e: ir.Convert) -> str:
+        source, target = e.operand.type, e.type
+        check_type(source, "values", self.span)
+        x = self.expr(e.operand)
+        if source == target:
+            return x
+        if target == "f64":
+            return f"f64({x})"
+        if target == "f32":
+            return f"r32(f64({x}))"
+        checked = e.site is not None
+        tail = f"{e.site}, ctx, ctxf"
+        if target == "bool":
+            if source in ("f32", "f64"):
+                return f"cvf_bool(f64({x}), {tail})" if checked else f"(f64({x}) == 1.0)"
+            return f"cvi_bool({x}, {tail})" if checked else f"({x} == 1)"
+        if source in ("f32", "f64"):
+            low, high = _INT_RANGE[target]
+            if checked:
+                return self.wrap(f"cvf_int(f64({x}), {low}, {high}, {tail})", target)
+            return self.wrap(f"ci({x})", target)
+        if source == "i64" and target == "i32":
+            return f"w32(cvi_i32({x}, {tail}))" if checked else f"w32({x})"
+        return self.wrap(f"ci({x})", target)

@@ -1,0 +1,148 @@
+"""`rlang compile FILE --emit ptx [--cc MAJOR.MINOR]`: PTX of a program's GPU code.
+
+`ptx_text(unit, invcheck, cc)` specialises every function (and its inverse, and
+the gradient passes) for its declared parameter types, as `rlang compile` does for
+the llvm backend (rlang/backends/llvm_aot.py: an undeclared parameter is f64, else
+i64), writes the cuda backend's program (rlang/backends/cuda_emit.py), and compiles
+with `numba.cuda.compile_ptx` for compute capability `cc` — no GPU needed, only
+the CUDA toolkit's NVVM (the `cuda` extra installs it):
+
+- each `@parallel for` kernel, with the signature it is launched with;
+- every function that can run on the GPU, as a device function.
+
+Sections are separated by `// ----` comments naming the kernel or function.  This
+runs Numba's CUDA compiler, so it cannot run in a process that uses the simulator.
+"""
+from __future__ import annotations
+
+from .. import ir
+from ..errors import RlangError
+from ..ir_shadow import derive_module
+from ..ad_ir import AdjointFunction
+from ..lower import lower_many
+from ..types_rules import BackendUnsupported
+from .cuda_emit import write_program
+from .llvm_aot import declared_types
+
+DEFAULT_CC = (7, 0)
+
+
+def _numba_type(t, narrow_as_wide: bool = False):
+    from numba import types
+
+    scalars = {"bool": types.boolean, "i32": types.int32, "i64": types.int64,
+               "f32": types.float32, "f64": types.float64}
+    if isinstance(t, ir.ArrayType):
+        return types.Array(scalars[t.elem], t.ndim, "A")
+    if narrow_as_wide and t in ("i32", "f32"):
+        return types.int64 if t == "i32" else types.float64
+    return scalars[t]
+
+
+def entries_of(unit, invcheck: bool) -> tuple:
+    """(specialisations to compile, functions left out with the reason)."""
+    entries, skipped = [], []
+    for name, fn in unit.functions.items():
+        directions = (False,) if name == "main" else (False, True)
+        error = None
+        for undeclared in ("f64", "i64"):
+            try:
+                types = declared_types(fn, undeclared)
+                for inverse in directions:
+                    lower_many(unit, [(name, types, inverse)], invcheck)
+            except RlangError as failure:
+                error = error or failure
+                continue
+            entries += [(name, types, inverse) for inverse in directions]
+            error = None
+            break
+        if error is not None:
+            skipped.append((name, error.message))
+    return entries, skipped
+
+
+def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
+    from numba import cuda, types
+
+    from .cuda import _recording
+    from .cuda_device import common_namespace, gpu_namespace
+
+    entries, skipped = entries_of(unit, invcheck)
+    if not entries:
+        raise BackendUnsupported("no function of this program can be compiled for the GPU: "
+                                 + "; ".join(f"{n}: {m}" for n, m in skipped))
+    module = lower_many(unit, entries, invcheck)
+    shadows: set = set()
+    plain = ir.Module("", {s: f for s, f in module.functions.items() if not f.results},
+                      module.sites)
+    module.functions.update(derive_module(plain, _recording(AdjointFunction, shadows))
+                            .functions)
+    program = write_program(module, frozenset(shadows), all_device=True)
+    space = gpu_namespace()
+    space.update(common_namespace())
+    import numpy as np
+
+    for name, c in program.constants.items():
+        space[name] = np.array(c.values, dtype=_np_dtype(c.elem)).reshape(c.shape)
+    exec(compile(program.device_source, f"<{unit.file}: cuda>", "exec"), space)
+    python_functions = {s: space["D_" + s] for s in program.device}
+    for symbol in program.device:
+        space["D_" + symbol] = cuda.jit(device=True)(python_functions[symbol])
+    out = [f"// PTX of {unit.file} for sm_{cc[0]}{cc[1]} (rlang, cuda backend)"]
+    out += [f"// left out: {name}: {reason}" for name, reason in skipped]
+    with _target_cc(cc):
+        _compile_all(out, program, space, python_functions, module, cc)
+    return "\n".join(out) + "\n"
+
+
+class _target_cc:
+    """Note [Device functions without a GPU]: numba-cuda types a call of a device
+    function by compiling it for the current device's compute capability, which
+    needs a GPU; `compile_ptx` itself takes `cc`.  While PTX is emitted, the device
+    the dispatchers ask for is a stand-in with the requested `cc`."""
+
+    def __init__(self, cc):
+        self.cc = cc
+
+    def __enter__(self):
+        from numba.cuda import dispatcher
+
+        self.saved = dispatcher.get_current_device
+        cc = self.cc
+        dispatcher.get_current_device = lambda: type("Device", (), {"compute_capability": cc})
+
+    def __exit__(self, *exc):
+        from numba.cuda import dispatcher
+
+        dispatcher.get_current_device = self.saved
+        return False
+
+
+def _compile_all(out, program, space, python_functions, module, cc) -> None:
+    from numba import cuda, types
+
+    ctx = (types.int64[::1], types.float64[::1])
+    for plan in program.kernels:
+        signature = ((types.int64[::1], types.float64[::1]) if plan.checked else ()) + \
+            (types.int64, types.int64, types.int64) + \
+            tuple(_numba_type(v.type) for v in plan.arrays) + \
+            tuple(_numba_type(v.type, True) for v in plan.scalars) + \
+            tuple(types.float64[::1] for _ in plan.boxes)
+        span = module.sites[plan.loop.step_site].span
+        ptx, _ = cuda.compile_ptx(space[plan.name], signature, cc=cc)
+        out.append(f"// ---- kernel {plan.name}: @parallel for {plan.loop.var.name} at {span}")
+        out.append(ptx)
+    for symbol in program.device:
+        fn = module.functions[symbol]
+        signature = ctx + tuple(_numba_type(p.type) for p in fn.params)
+        ptx, _ = cuda.compile_ptx(python_functions[symbol], signature, device=True, cc=cc)
+        out.append(f"// ---- device function {symbol} ({fn.name}"
+                   f"{', inverse' if fn.inverse else ''})")
+        out.append(ptx)
+
+
+def _np_dtype(elem: str):
+    import numpy as np
+
+    return {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
+            "f64": np.float64}[elem]

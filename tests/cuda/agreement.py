@@ -1,0 +1,61 @@
+"""What the cuda tests compare: values of the two backends, and the programs used."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE / "programs" / "kernels.rev"
+RTOL = 1e-12
+
+
+def copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def same(a, b) -> bool:
+    """Exactly the same for integers and bools; within RTOL for floats (and f32
+    values rounded alike); arrays of the same dtype and shape."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
+            a.dtype == b.dtype and a.shape == b.shape and \
+            (np.array_equal(a, b) if a.dtype.kind in "biu" else
+             np.allclose(a, b, rtol=RTOL, atol=0.0, equal_nan=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return type(a) is type(b) and (a == b or abs(a - b) <= RTOL * abs(b)
+                                       or (a != a and b != b))
+    return type(a) is type(b) and a == b
+
+
+def assert_same_gradients(got, expected, context=""):
+    assert len(got) == len(expected), context
+    for g, e in zip(got, expected):
+        if e is None:
+            assert g is None, context
+            continue
+        g, e = np.asarray(g, dtype=float), np.asarray(e, dtype=float)
+        scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
+        assert g.shape == e.shape, context
+        assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \
+            f"{context}\ncuda {g!r}\ninterpreter {e!r}"
+
+
+def kernel_cases():
+    """(function, arguments, loss) for each function of programs/kernels.rev."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1.0, 1.0, 37)
+    return [
+        ("saxpy", [rng.uniform(-1, 1, 37), x.copy(), 0.75], ("y", 3)),
+        ("stencil", [np.zeros(29), rng.uniform(-1, 1, 29)], ("y", 5)),
+        ("calls", [rng.uniform(-1, 1, 23), rng.uniform(-1, 1, 23), 1.25], ("y", 22)),
+        ("rows", [rng.uniform(-1, 1, (9, 4)), rng.uniform(-3, 3, 9)], ("m", (3, 1))),
+        ("mixed", [rng.integers(-10**12, 10**12, 21), rng.integers(-1000, 1000, 21)
+                   .astype(np.int32), rng.integers(0, 2, 21).astype(bool),
+                   rng.uniform(-2, 2, 21).astype(np.float32), 5], None),
+        ("loss", [0.0, np.zeros(40), rng.uniform(-1, 1, 40), -0.5], "l"),
+        ("branchy", [np.zeros(31), rng.uniform(-1, 1, 31), 1.5], ("y", 4)),
+        ("shared_twice", [rng.uniform(-1, 1, 19), 0.5], ("y", 3)),
+        ("stencil_loss", [0.0, np.zeros(33), rng.uniform(-1, 1, 33)], "l"),
+        ("calls_loss", [0.0, rng.uniform(-1, 1, 26), rng.uniform(-1, 1, 26), 0.8], "l"),
+    ]
