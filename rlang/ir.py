@@ -27,6 +27,34 @@ from .span import Span
 SCALAR_TYPES = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog", "complex")
 INTEGER_TYPES = ("bool", "i32", "i64")
 FLOAT_TYPES = ("f32", "f64")
+#: The types whose values have gradients (f64 shadows in the derivative transforms).
+DIFFERENTIABLE_TYPES = ("f32", "f64", "fixed", "ulog")
+#: How the code generators hold a number system (Note [Number systems in the IR]).
+REPRESENTATION = {"fixed": "i64", "ulog": "f64"}
+
+
+def representation(t: str) -> str:
+    """The machine type that holds a value of scalar type `t` (`t` itself except for
+    fixed and ulog)."""
+    return REPRESENTATION.get(t, t)
+
+
+# Note [Number systems in the IR]
+# fixed and ulog are IR types of their own, so that the derivative transforms give
+# them gradients and the boundaries (arguments, results, print, errors) know them,
+# but code generators hold them as i64 and f64 (`representation`):
+#
+# - a fixed is its raw Q20.43 integer.  The IR keeps fixed arithmetic as operators
+#   of type fixed (`+ -` wrap like i64; `* /` round to nearest, ties to even, as
+#   rlang/numbers.py does; `/` has a division-by-zero site), comparisons compare the
+#   raw values, and conversions to and from fixed are `Convert` nodes.
+# - a ulog is the f64 of its logarithm, and the lowering expands every ulog
+#   operation into f64 arithmetic on logarithms: `Reinterpret` moves between a ulog
+#   and the f64 of its logarithm, `Convert` between a ulog and a real value (log and
+#   exp, checked), and an `Update` of a ulog place adds or subtracts logarithms (the
+#   source's `*=` and `/=`).  Gradients of ulog values are then log-space gradients,
+#   ∂L/∂ℓ, as the interpreter keeps them (Note [Gradients of ulog values],
+#   rlang/gvar.py).
 
 
 @dataclass(frozen=True)
@@ -167,6 +195,31 @@ class Convert:
     operand: object
     type: str
     site: int | None = None
+
+
+@dataclass(frozen=True)
+class Reinterpret:
+    """The representation of `operand` read as `type`: a ulog as the f64 of its
+    logarithm, or such an f64 as a ulog (Note [Number systems in the IR])."""
+
+    operand: object
+    type: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    """`value`, once `cond` was found true; where it is false the check at `site`
+    fails and reports `reported` (a number system's domain errors: ulog subtraction
+    with a larger subtrahend, a negative value made a ulog, …)."""
+
+    value: object
+    cond: object
+    site: int
+    reported: tuple = ()
+
+    @property
+    def type(self):
+        return self.value.type
 
 
 @dataclass(frozen=True)
@@ -400,10 +453,12 @@ def operands(e) -> tuple:
     kind = type(e)
     if kind is Binary or kind is Compare or kind is Logic:
         return (e.left, e.right)
-    if kind is Unary or kind is Convert:
+    if kind is Unary or kind is Convert or kind is Reinterpret:
         return (e.operand,)
     if kind is Builtin:
         return e.args
+    if kind is Checked:
+        return (e.value, e.cond) + e.reported
     if kind is Load:
         return e.indices
     if kind is Select:
@@ -418,10 +473,12 @@ def with_operands(e, new: tuple):
     kind = type(e)
     if kind is Binary or kind is Compare or kind is Logic:
         return replace(e, left=new[0], right=new[1])
-    if kind is Unary or kind is Convert:
+    if kind is Unary or kind is Convert or kind is Reinterpret:
         return replace(e, operand=new[0])
     if kind is Builtin:
         return replace(e, args=tuple(new))
+    if kind is Checked:
+        return replace(e, value=new[0], cond=new[1], reported=tuple(new[2:]))
     if kind is Load:
         return replace(e, indices=tuple(new))
     if kind is Select:
@@ -434,6 +491,8 @@ def with_operands(e, new: tuple):
 def unchecked(e):
     """`e` without its checks (bounds, integer division): for expressions the
     derivative transforms evaluate again after the original was checked."""
+    if type(e) is Checked:
+        return unchecked(e.value)
     new = tuple(unchecked(x) for x in operands(e))
     e = with_operands(e, new) if new else e
     return replace(e, site=None) if getattr(e, "site", None) is not None else e

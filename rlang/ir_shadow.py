@@ -31,7 +31,8 @@ def derive_module(module: ir.Module, transform) -> ir.Module:
 
 
 def shadow_type(t):
-    """f64 for a float scalar, an f64 array for a float array, None otherwise."""
+    """f64 for a scalar with a gradient (float, fixed, ulog), an f64 array for an
+    array of them, None otherwise."""
     if isinstance(t, ir.ArrayType):
         return ir.ArrayType("f64", t.ndim) if t.elem in FLOATS else None
     return "f64" if t in FLOATS else None

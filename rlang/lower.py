@@ -22,7 +22,8 @@ from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
-from .numbers import F32, I32
+from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
+from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
 
@@ -31,6 +32,10 @@ def type_of_value(value, backend: str = "llvm"):
     """The IR type of a Python argument value (BackendUnsupported if none)."""
     if isinstance(value, bool):
         return "bool"
+    if isinstance(value, Fixed):
+        return "fixed"
+    if isinstance(value, ULog):
+        return "ulog"
     if isinstance(value, I32):
         return "i32"
     if isinstance(value, int):
@@ -40,14 +45,16 @@ def type_of_value(value, backend: str = "llvm"):
     if isinstance(value, float):
         return "f64"
     if isinstance(value, np.ndarray):
-        scalar = _DTYPE_SCALARS.get(value.dtype)
-        if scalar is not None and value.ndim > 0 and type(value) is np.ndarray:
+        scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
+        if scalar is not None and value.ndim > 0 and (type(value) is np.ndarray or
+                                                      type(value) in _ARRAY_SYSTEMS):
             return ir.ArrayType(scalar, value.ndim)
     from .values import a_type
     raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
                              "arguments yet")
 
 
+_ARRAY_SYSTEMS = {FixedArray: "fixed", ULogArray: "ulog"}
 _DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
                   np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
                   np.dtype(np.bool_): "bool"}
@@ -188,6 +195,8 @@ class _FunctionLowering:
         if isinstance(target.type, (ir.ArrayType, ir.StackType)):
             raise RlangTypeError(f"`{stmt.op}` updates scalars; `{stmt.target}` is an array",
                                  stmt.target.span)
+        if target.type == "ulog":
+            return [self.ulog_update(stmt, target)]
         if stmt.op in ("*=", "/="):
             raise RlangTypeError(f"`{stmt.op}` is reversible only on ulog; the target is "
                                  f"{target.type}", stmt.span)
@@ -195,6 +204,25 @@ class _FunctionLowering:
         value = self.accumulated(stmt, target.type, value)
         checks = self.alias_checks(stmt.target, target, stmt.value)
         return [ir.Update(target, stmt.op, value, checks)]
+
+    def ulog_update(self, stmt, target):
+        """`l *= e` / `l /= e` on a ulog: its logarithm goes up or down by log e (the
+        IR's Update of a ulog adds logarithms; Note [Number systems in the IR])."""
+        text = _text(stmt.target)
+        if stmt.op not in ("*=", "/="):
+            raise RlangTypeError(f"`{stmt.op}` is not reversible on the ulog `{text}`",
+                                 stmt.span,
+                                 notes=("a ulog is updated by `*=` and `/=`; to add, write "
+                                        "`l *= 1.0 + …` or use `l *= a + b` with ulog a and b",))
+        value = self.expr(stmt.value, "ulog" if is_number_literal(stmt.value) else None)
+        if value.type not in ("ulog", "fixed", "bool", "i32", "i64", "f32", "f64"):
+            raise RlangTypeError(f"`{stmt.op}` on the ulog `{text}` needs a ulog or a "
+                                 f"non-negative real, got {ir.type_text(value.type)}", stmt.span)
+        value = to_system(self, value, "ulog", stmt.span)
+        if stmt.op == "/=":
+            value = nonzero_divisor(self, value, stmt.span, (text,))
+        checks = self.alias_checks(stmt.target, target, stmt.value)
+        return ir.Update(target, "+=" if stmt.op == "*=" else "-=", value, checks)
 
     def accumulated(self, stmt, target_type: str, value):
         """The right-hand side converted to the target's type (same_kind casting)."""
@@ -210,6 +238,13 @@ class _FunctionLowering:
             return _convert(value, target_type)
         if target_type == "bool":
             raise RlangTypeError(f"`{stmt.op}` cannot update a bool; use `^=` or FLIP", stmt.span)
+        if target_type == "fixed":
+            if value.type not in ("fixed", "bool", "i32", "i64"):
+                raise RlangTypeError(f"cannot accumulate {value.type} into the fixed target; "
+                                     "the result would not fit its type", stmt.span,
+                                     notes=("convert the right-hand side explicitly, e.g. "
+                                            "fixed(x)",))
+            return to_system(self, value, "fixed", stmt.span)
         allowed = ("bool", "i32", "i64") if target_type in ("i32", "i64") else \
             ("bool", "i32", "i64", "f32", "f64")
         if value.type not in allowed:
@@ -238,7 +273,7 @@ class _FunctionLowering:
                                      stmt.span)
         if name == "CONJ":                  # the conjugate of a real number is itself
             place = self.place(stmt.args[0])
-            if place.type not in ("i32", "i64", "f32", "f64"):
+            if place.type not in ("i32", "i64", "f32", "f64", "fixed"):
                 from .values import with_article
 
                 raise RlangTypeError(f"CONJ cannot update "
@@ -263,8 +298,8 @@ class _FunctionLowering:
             raise RlangTypeError("SWAP needs two views of the same type", stmt.span)
         if name == "FLIP" and places[0].type != "bool":
             raise RlangTypeError("FLIP needs a bool view", stmt.span)
-        if name in ("NEG", "INC", "DEC") and places[0].type == "bool":
-            raise RlangTypeError(f"{name} cannot update a bool", stmt.span)
+        if name in ("NEG", "INC", "DEC") and places[0].type in ("bool", "ulog"):
+            raise RlangTypeError(f"{name} cannot update a {places[0].type}", stmt.span)
         alias = self.site("instr_alias", stmt.span,
                           (name, _text(stmt.args[0]), _text(stmt.args[1]))) \
             if count == 2 and all(isinstance(p, ir.ElemPlace) for p in places) \
@@ -317,8 +352,9 @@ class _FunctionLowering:
                                                         (stmt.name, compared)))]
         detail = (stmt.name, var.type)
         # the value is kept with the checks off too: gradients flow into it
-        expected = _convert(self.expr(stmt.value, var.type if is_number_literal(stmt.value)
-                                      else None), var.type)
+        expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
+        expected = to_system(self, expected, var.type, stmt.value.span) \
+            if var.type in SYSTEMS else _convert(expected, var.type)
         return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
 
     def _zeros(self, stmt: ast.Zeros) -> list:
@@ -327,7 +363,7 @@ class _FunctionLowering:
             raise BackendUnsupported(f"@zeros of {t.scalar} in the compiled backends", stmt.span)
         out = []
         for name in (reversed(stmt.names) if stmt.inverse else stmt.names):
-            zero = ir.Const(_ZERO[t.scalar], t.scalar)
+            zero = _zero_of(t.scalar)
             if stmt.inverse:
                 var = self.scope.pop(name)
                 out.append(ir.Dealloc(var, zero, self.site("dealloc", stmt.span,
@@ -574,13 +610,17 @@ def _declared_type(param: ast.Param):
 def _convert(value, t: str):
     if value.type == t:
         return value
-    if isinstance(value, ir.Const) and t in SUPPORTED_SCALARS:
+    if isinstance(value, ir.Const) and value.type in _CAST and t in _CAST:
         return ir.Const(_CAST[t](value.value), t)
     return ir.Convert(value, t)
 
 
 _CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
 _ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}
+
+
+def _zero_of(t: str) -> ir.Const:
+    return zero_or_one(t, False) if t in SYSTEMS else ir.Const(_ZERO[t], t)
 
 
 def _index_reads(node):

@@ -10,7 +10,9 @@ from __future__ import annotations
 from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import is_number_literal
-from .numbers import F32, I32
+from .lower_systems import SYSTEMS, from_system, log_of, system_binary, system_constant, \
+    to_system, zero_or_one
+from .numbers import F32, I32, Fixed, ULog
 from .primitives import BUILTINS
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
 
@@ -24,7 +26,7 @@ def convert(value, t: str):
     """`value` as type `t` (constants are converted now)."""
     if value.type == t:
         return value
-    if isinstance(value, ir.Const):
+    if isinstance(value, ir.Const) and value.type in _CAST and t in _CAST:
         return ir.Const(_CAST[t](value.value), t)
     return ir.Convert(value, t)
 
@@ -34,6 +36,8 @@ def lower_expr(fl, node, literal_type: str | None = None):
     if kind is ast.IntLit:
         return _int_literal(node, literal_type)
     if kind is ast.FloatLit:
+        if literal_type in SYSTEMS:
+            return system_constant(float(node.value), literal_type, node.span)
         t = literal_type if literal_type == "f32" else "f64"
         return ir.Const(float(node.value), t)
     if kind is ast.BoolLit:
@@ -54,6 +58,8 @@ def lower_expr(fl, node, literal_type: str | None = None):
 
 
 def _int_literal(node, literal_type):
+    if literal_type in SYSTEMS:
+        return system_constant(node.value, literal_type, node.span)
     if literal_type == "i32" and -(1 << 31) <= node.value < (1 << 31):
         return ir.Const(node.value, "i32")
     if literal_type == "f32":
@@ -81,6 +87,10 @@ def _name(fl, node: ast.Name):
             return ir.Const(float(value), "f32")
         if isinstance(value, float):
             return ir.Const(value, "f64")
+        if isinstance(value, Fixed):
+            return ir.Const(value.raw, "fixed")
+        if isinstance(value, ULog):
+            return ir.Const(value.log, "ulog")
         raise BackendUnsupported(f"the constant `{node.id}` has a type the compiled "
                                  "backends do not handle yet", node.span)
     raise RlangTypeError(f"`{node.id}` is not defined here", node.span)
@@ -90,13 +100,18 @@ def _unary(fl, node: ast.Unary, literal_type):
     if node.op == "-" and type(node.operand) is ast.IntLit and node.operand.value == 1 << 63:
         return ir.Const(-(1 << 63), "i64")
     if node.op == "-" and is_number_literal(node):
+        if literal_type in SYSTEMS:
+            inner = lower_expr(fl, node.operand)
+            return system_constant(-inner.value, literal_type, node.span)
         inner = lower_expr(fl, node.operand, literal_type)
         return ir.Const(-inner.value, inner.type)
     operand = lower_expr(fl, node.operand)
     t = operand.type
     if node.op == "-":
-        if t not in ("i32", "i64", "f32", "f64"):
-            raise RlangTypeError(f"unary `-` cannot be applied to {ir.type_text(t)}", node.span)
+        if t not in ("i32", "i64", "f32", "f64", "fixed"):
+            hint = "; a ulog is never negative" if t == "ulog" else ""
+            raise RlangTypeError(f"unary `-` cannot be applied to {ir.type_text(t)}{hint}",
+                                 node.span)
         return ir.Unary("-", operand, t)
     if node.op == "!":
         if t != "bool":
@@ -115,7 +130,8 @@ def _operands(fl, node: ast.Binary):
         left = lower_expr(fl, node.left, _adopted(right.type))
     elif right_literal and not left_literal:
         left = lower_expr(fl, node.left)
-        right = lower_expr(fl, node.right, _adopted(left.type))
+        exponent = node.op == "**" and left.type == "ulog"     # `l ** 2` stays a number
+        right = lower_expr(fl, node.right, None if exponent else _adopted(left.type))
     else:
         left, right = lower_expr(fl, node.left), lower_expr(fl, node.right)
     for side in (left, right):
@@ -126,7 +142,7 @@ def _operands(fl, node: ast.Binary):
 
 
 def _adopted(t):
-    return t if t in ("i32", "f32") else None
+    return t if t in ("i32", "f32", "fixed", "ulog") else None
 
 
 def _binary(fl, node: ast.Binary):
@@ -134,6 +150,8 @@ def _binary(fl, node: ast.Binary):
     if op in ("&&", "||"):
         return ir.Logic(op, fl.cond(node.left), fl.cond(node.right))
     left, right = _operands(fl, node)
+    if left.type in SYSTEMS or right.type in SYSTEMS:
+        return system_binary(fl, node, left, right)
     if op in _COMPARE:
         if left.type == "bool" and right.type == "bool":
             return ir.Compare(op, left, right)
@@ -185,6 +203,8 @@ def _call(fl, node: ast.Call):
         if scalar not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}({scalar})`: the compiled backends do not handle "
                                      f"{scalar} values yet", node.span)
+        if scalar in SYSTEMS:
+            return zero_or_one(scalar, name == "one")
         return ir.Const(_CAST[scalar](0 if name == "zero" else 1), scalar)
     if name in ("f64", "f32", "i64", "i32", "bool"):
         value = lower_expr(fl, node.args[0])
@@ -192,6 +212,8 @@ def _call(fl, node: ast.Call):
             return value
         if value.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}` of {ir.type_text(value.type)}", node.span)
+        if value.type in SYSTEMS:
+            return from_system(fl, value, name, node.span)
         checked = name in ("i64", "i32", "bool") and (value.type in ir.FLOAT_TYPES or
                                                       name != "i64")
         if checked:
@@ -199,13 +221,21 @@ def _call(fl, node: ast.Call):
                                               (name, value.type)))
             return ir.Convert(value, name, site)
         return convert(value, name)
-    if name in ("fixed", "ulog", "complex"):
+    if name in SYSTEMS:
+        value = lower_expr(fl, node.args[0])
+        if value.type not in SUPPORTED_SCALARS:
+            raise RlangTypeError(f"`{name}` cannot convert {ir.type_text(value.type)}",
+                                 node.span)
+        return to_system(fl, value, name, node.span)
+    if name == "complex":
         raise BackendUnsupported(f"`{name}(…)`: the compiled backends do not handle {name} "
                                  "numbers yet", node.span)
     builtin = BUILTINS.get(name)
     if builtin is None:
         raise BackendUnsupported(f"`{name}(…)` in compiled code", node.span)
     args = [lower_expr(fl, arg) for arg in node.args]
+    if name == "log" and len(args) == 1 and args[0].type == "ulog":
+        return log_of(args[0])              # the logarithm a ulog holds, exactly
     for arg in args:
         if arg.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}` of {ir.type_text(arg.type)} in compiled code",

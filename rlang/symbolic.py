@@ -7,8 +7,10 @@ partial derivatives of an IR node as IR expressions.  They are not re-derived he
 The rules are written with lifted functions (`dual.lift`) and lazy choices
 (`dual.select`), which dispatch to `Sym.apply_builtin` and `Sym.select`.
 
-Every symbolic value is an f64 expression (an f32 operand is widened first), as the
-interpreter computes partial derivatives in Python floats.  Python numbers in a rule
+Every symbolic value is an f64 expression (an f32 or fixed operand is converted
+first), as the interpreter computes partial derivatives in Python floats.  ulog
+values are differentiated in log space (Note [Number systems in the IR], rlang/ir.py):
+a conversion to a ulog has the partial 1/x, one from a ulog the value e^ℓ.  Python numbers in a rule
 become f64 constants; a constant zero partial is recognised (`is_zero`) so that no
 code is generated for it.
 """
@@ -18,11 +20,11 @@ from . import ir
 from .errors import InternalError
 from .primitives import BUILTINS, OPERATOR_PARTIALS
 
-FLOATS = ir.FLOAT_TYPES
+FLOATS = ir.DIFFERENTIABLE_TYPES
 
 
 def as_f64(expr):
-    """An IR expression of a float type as an f64 expression."""
+    """An IR expression of a differentiable type as an f64 expression (its value)."""
     return expr if expr.type == "f64" else ir.Convert(expr, "f64")
 
 
@@ -176,7 +178,9 @@ def partials(node) -> list:
     if isinstance(node, ir.Unary) and node.op == "-":
         return [(0, constant(-1.0))]
     if isinstance(node, ir.Convert):
-        return [(0, constant(1.0))] if node.operand.type in FLOATS else []
+        return _conversion_partial(node)
+    if isinstance(node, (ir.Reinterpret, ir.Checked)):
+        return [(0, constant(1.0))] if differentiable(ir.operands(node)[0]) else []
     if isinstance(node, ir.Builtin):
         builtin = BUILTINS[node.name]
         if builtin.partials is None or not all(a.type in FLOATS for a in node.args):
@@ -186,6 +190,19 @@ def partials(node) -> list:
         return [(1, ir.Select(node.cond, constant(1.0), constant(0.0), "f64")),
                 (2, ir.Select(node.cond, constant(0.0), constant(1.0), "f64"))]
     return []
+
+
+def _conversion_partial(node: ir.Convert) -> list:
+    """A conversion between real types passes gradients unchanged; into a ulog it is
+    ℓ = log x (∂ℓ/∂x = 1/x), out of one x = e^ℓ (∂x/∂ℓ = x)."""
+    source = node.operand.type
+    if source not in FLOATS:
+        return []
+    if node.type == "ulog":
+        return [(0, ir.Binary("/", constant(1.0), as_f64(node.operand), "f64"))]
+    if source == "ulog":
+        return [(0, ir.Convert(node.operand, "f64"))]
+    return [(0, constant(1.0))]
 
 
 def _pairs(node, values) -> list:

@@ -40,6 +40,17 @@ def _sum(terms: list):
 class TangentFunction(ShadowFunction):
     kind = "tan"
 
+    def shadow(self, var: ir.Var):
+        """As ShadowFunction.shadow; fixed and ulog values carry no tangents, as in the
+        interpreter's Hessians (`dual.refuse_tangent`), so they are refused."""
+        t = var.type.elem if isinstance(var.type, ir.ArrayType) else var.type
+        if t in ("fixed", "ulog"):
+            from .errors import RlangTypeError
+
+            raise RlangTypeError(f"Hessians through {t} values are not supported yet "
+                                 "(gradients are)")
+        return super().shadow(var)
+
     def tangent(self, expr):
         """The tangent of an expression as an f64 expression, or None where it is zero."""
         if expr.type not in FLOATS:

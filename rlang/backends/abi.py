@@ -27,4 +27,6 @@ CTX_WORDS = CTX_FRAMES + MAX_FRAMES
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}
 C_TYPES = {"bool": "uint8_t", "i32": "int32_t", "i64": "int64_t", "f32": "float",
-           "f64": "double"}
+           "f64": "double",
+           # fixed: the raw Q20.43 value (value · 2^43); ulog: the logarithm
+           "fixed": "int64_t", "ulog": "double"}

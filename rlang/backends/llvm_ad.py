@@ -11,12 +11,16 @@ an f64 array per float array, None for integers and bools.  `compiled_hessian` i
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ad import loss_location, resolve_loss
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_shadow import shadow_type
 from ..lower import lower, symbol_of, type_of_value
+from ..numbers import ULog, ULogArray
+from ..values import read_element
 from ..tangent_ir import TangentFunction, tangent_module
 from .llvm_emit import emit_module
 
@@ -28,11 +32,33 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
     position, index = loss_location(fn, outputs, view)
     types = tuple(type_of_value(v) for v in outputs)
     gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
-    _set(gradients, position, index)
+    _set(gradients, position, index, _seed(outputs[position], index))
     native = functions.native(name, types, inverse, derivative="grad")
     symbol = AdjointFunction.symbol(symbol_of(name, types, not inverse))
     new = functions.run(native, symbol, outputs + [g for g in gradients if g is not None])
-    return tuple(_returned(gradients, new[len(outputs):]))
+    returned = _returned(gradients, new[len(outputs):])
+    return tuple(_in_value_space(g, x) for g, x in zip(returned, new[:len(outputs)]))
+
+
+def _seed(loss_value, index) -> float:
+    """The gradient a loss starts with: 1, or for a ulog loss x = e^ℓ, since ulog
+    gradients are kept in log space (Note [Gradients of ulog values], gvar.py)."""
+    if isinstance(loss_value, ULog):
+        return float(loss_value)
+    if isinstance(loss_value, ULogArray):
+        return float(read_element(loss_value, index))
+    return 1.0
+
+
+def _in_value_space(gradient, value):
+    """A log-space gradient of a ulog input as ∂L/∂x = ∂L/∂ℓ · e^(−ℓ) (as rlang/ad.py
+    reports it); other gradients unchanged."""
+    if isinstance(value, ULog):
+        return gradient * math.exp(-value.log) if value.log > -math.inf else math.nan
+    if isinstance(value, ULogArray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return gradient * np.exp(-np.asarray(value, dtype=np.float64))
+    return gradient
 
 
 def _zero_gradient(value, t):
@@ -97,12 +123,12 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     return np.array(columns, dtype=np.float64).T.reshape(n, n)
 
 
-def _set(shadows: list, position: int, index) -> None:
-    """Put 1 into a shadow: a scalar, or one element of an array."""
+def _set(shadows: list, position: int, index, value: float = 1.0) -> None:
+    """Put `value` into a shadow: a scalar, or one element of an array."""
     if index is None:
-        shadows[position] = 1.0
+        shadows[position] = value
     else:
-        shadows[position][index] = 1.0
+        shadows[position][index] = value
 
 
 def _returned(shadows: list, new: list) -> list:

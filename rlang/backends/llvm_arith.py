@@ -22,6 +22,11 @@ def emit_binary(em, e):
     if t in ("f32", "f64"):
         x, y = em.to_f64(left, t), em.to_f64(right, t)
         return em.from_f64(_float_op(em, e.op, x, y), t)
+    if t == "fixed" and e.op in ("*", "/"):
+        from .llvm_systems import fixed_divide, fixed_multiply
+
+        return fixed_multiply(em, left, right) if e.op == "*" else \
+            fixed_divide(em, e, left, right)
     return _int_op(em, e, left, right, llvm_type(t))
 
 

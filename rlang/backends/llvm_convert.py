@@ -10,6 +10,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from .llvm_expr import F32, F64, I32, I64
+from .llvm_systems import convert_from_system, convert_to_system
 
 _INT_RANGE = {"i64": (-2.0 ** 63, 2.0 ** 63), "i32": (-2.0 ** 31, 2.0 ** 31)}
 
@@ -18,6 +19,10 @@ def emit_convert(em, e):
     source, target = e.operand.type, e.type
     x = em.expr(e.operand)
     b = em.builder
+    if target in ("fixed", "ulog"):
+        return convert_to_system(em, e, x, source)
+    if source in ("fixed", "ulog"):
+        return convert_from_system(em, x, source, target)
     if target == "f64":
         return em.to_f64(x, source)
     if target == "f32":

@@ -20,6 +20,7 @@ from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
 from ..checks import ATOL
+from ..numbers import ONE_RAW
 
 
 def descriptor_type(ndim: int) -> ll.LiteralStructType:
@@ -202,6 +203,7 @@ class _FunctionEmitter(ExprEmitter):
 
     def value_for_report(self, value, t: str):
         """A value as an i64 or a double for the error record."""
+        t = ir.representation(t)
         if t in ("f32", "f64"):
             return self.builder.fpext(value, F64) if t == "f32" else value
         if t == "bool":
@@ -235,7 +237,7 @@ class _FunctionEmitter(ExprEmitter):
         pointer = self.address(target)
         old = self.from_storage(self.builder.load(pointer), target.type)
         value = self.expr(stmt.value)
-        t = target.type
+        t = ir.representation(target.type)     # a ulog's logarithm goes up or down
         if stmt.op == "^=":
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
@@ -254,7 +256,7 @@ class _FunctionEmitter(ExprEmitter):
                 same = self.builder.and_(same, self.builder.icmp_signed(
                     "==", self.expr(a), self.expr(b)))
             self.fail_if(same, stmt.alias_site, ())
-        t = places[0].type
+        t = ir.representation(places[0].type)
         name = stmt.name
         if name == "SWAP":
             pa, pb = self.address(places[0]), self.address(places[1])
@@ -270,7 +272,7 @@ class _FunctionEmitter(ExprEmitter):
             elif name == "NEG":
                 new = self.builder.fneg(x) if t in ("f32", "f64") else self.builder.neg(x)
             else:
-                one = self.constant(1, t)
+                one = self.constant(ONE_RAW if places[0].type == "fixed" else 1, t)
                 add = self.builder.fadd if t in ("f32", "f64") else self.builder.add
                 sub = self.builder.fsub if t in ("f32", "f64") else self.builder.sub
                 new = add(x, one) if name == "INC" else sub(x, one)
@@ -371,6 +373,11 @@ class _FunctionEmitter(ExprEmitter):
                                   [I8.as_pointer(), I8.as_pointer(), I64])
             source = self.builder.bitcast(self.constant_data(stmt.value), I8.as_pointer())
             self.builder.call(memcpy, [data, source, size])
+        elif var.type.elem == "ulog":           # zero(ulog) is log 0 = -inf
+            typed = self.builder.bitcast(data, F64.as_pointer())
+            with counted_loop(self.builder, self.llfn, count, self.entry_alloca(I64, "i"),
+                              "fill") as i:
+                self.builder.store(ll.Constant(F64, float("-inf")), self.builder.gep(typed, [i]))
         self.slots[var] = desc
 
     def _dealloc(self, stmt: ir.Dealloc) -> None:
@@ -442,6 +449,7 @@ class _FunctionEmitter(ExprEmitter):
         """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for
         floats, two NaNs equal."""
         b = self.builder
+        t = ir.representation(t)
         if t not in ("f32", "f64"):
             return b.icmp_signed("!=", value, expected)
         x, y = self.to_f64(value, t), self.to_f64(expected, t)
@@ -455,7 +463,7 @@ class _FunctionEmitter(ExprEmitter):
         values = [(text, value) for text, value in stmt.args if value is not None]
         buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(values))), "print")
         for k, (_, value) in enumerate(values):
-            t = value.type
+            t = ir.representation(value.type)
             x = self.expr(value)
             as_double = self.to_f64(x, t) if t in ("f32", "f64") else \
                 self.builder.bitcast(self.value_for_report(x, t), F64)
@@ -612,6 +620,6 @@ class _FunctionEmitter(ExprEmitter):
 
 
 def _byte_size(scalar: str) -> int:
-    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}[scalar]
+    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}[ir.representation(scalar)]
 
 

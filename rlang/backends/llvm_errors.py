@@ -12,21 +12,14 @@ import math
 import struct
 
 from ..errors import Frame, ReversibilityError, RlangRuntimeError
+from .. import ir
+from ..numbers import Fixed, ULog
 from ..values import format_value
 from . import abi
 
 
 def _float(word: int) -> float:
     return struct.unpack("<d", struct.pack("<q", word))[0]
-
-
-def _scalar(ints, floats, t: str, k: int):
-    """The k-th reported value of type t (ints and floats are numbered separately)."""
-    if t in ("f32", "f64"):
-        return floats[k]
-    if t == "bool":
-        return bool(ints[k])
-    return ints[k]
 
 
 def error_from_context(ctx, sites, max_depth: int):
@@ -122,7 +115,7 @@ def _for_zero_step(site, ints, floats, _):
 
 
 def _reported_pair(t, ints, floats):
-    if t in ("f32", "f64"):
+    if ir.representation(t) in ("f32", "f64"):
         return floats[0], floats[1]
     if t == "bool":
         return bool(ints[0]), bool(ints[1])
@@ -176,6 +169,8 @@ def _assert(site, ints, floats, _):
 def _convert(site, ints, floats, _):
     name, source = site.detail
     value = floats[0] if source in ("f32", "f64") else ints[0]
+    if name in ("fixed", "ulog"):
+        return _system_convert(site, name, value)
     shown = format_value(value)
     if name == "bool":
         return RlangRuntimeError(f"bool({shown}): only 0 and 1 convert to bool", site.span)
@@ -183,6 +178,37 @@ def _convert(site, ints, floats, _):
         return RlangRuntimeError(f"{name}({shown}): not an integer; use floor, ceil or round "
                                  "first", site.span)
     return RlangRuntimeError(f"{name}({shown}): out of the range of {name}", site.span)
+
+
+def _system_convert(site, name, value):
+    """The interpreter's error for `fixed(value)` / `ulog(value)` (Fixed.from_value,
+    ULog.from_value)."""
+    if name == "ulog":
+        text = f"ulog({value}): an unsigned logarithmic number cannot hold a negative value"
+    elif isinstance(value, int):
+        text = f"fixed({value}): out of the range of fixed (|x| < 2^20)"
+    elif not math.isfinite(value):
+        text = f"fixed({value}): not a finite number"
+    else:
+        text = f"fixed({value!r}): out of the range of fixed (|x| < 2^20 ≈ 1.05e6)"
+    return RlangRuntimeError(text, site.span)
+
+
+def _fixed_div(site, ints, floats, _):
+    return RlangRuntimeError("fixed-point division by zero", site.span)
+
+
+def _ulog_div(site, ints, floats, _):
+    return RlangRuntimeError("ulog division by zero", site.span)
+
+
+def _ulog_div_update(site, ints, floats, _):
+    return RlangRuntimeError(f"`{site.detail[0]} /= 0`: ulog division by zero", site.span)
+
+
+def _ulog_sub(site, ints, floats, _):
+    return RlangRuntimeError("ulog subtraction with a larger subtrahend would be negative",
+                             site.span)
 
 
 def _zeros(site, ints, floats, _):
@@ -202,7 +228,8 @@ _BUILD = {
     "for_bound": _for_bound, "for_zero_step": _for_zero_step, "dealloc": _dealloc,
     "dealloc_array": _dealloc_array, "argument": _argument, "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
-    "zeros_memory": _zeros_memory,
+    "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
+    "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub,
 }
 
 
@@ -216,7 +243,7 @@ def print_line(site, values) -> str:
             continue
         value = values[k]
         k += 1
-        if t not in ("f32", "f64"):
+        if ir.representation(t) not in ("f32", "f64"):
             value = struct.unpack("<q", struct.pack("<d", value))[0]
             value = bool(value) if t == "bool" else value
         shown = _format_typed(value, t)
@@ -225,6 +252,10 @@ def print_line(site, values) -> str:
 
 
 def _format_typed(value, t: str) -> str:
+    if t == "fixed":
+        return format_value(Fixed(value))
+    if t == "ulog":
+        return format_value(ULog(value))
     if t == "f32":
         from ..numbers import F32
 

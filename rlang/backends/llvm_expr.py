@@ -19,8 +19,11 @@ from .. import ir
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 F32, F64 = ll.FloatType(), ll.DoubleType()
 
-_REGISTER = {"bool": I1, "i32": I32, "i64": I64, "f32": F32, "f64": F64}
-_STORAGE = {"bool": I8, "i32": I32, "i64": I64, "f32": F32, "f64": F64}
+# fixed and ulog are held as their representation (Note [Number systems in the IR])
+_REGISTER = {"bool": I1, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
+             "ulog": F64}
+_STORAGE = {"bool": I8, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
+            "ulog": F64}
 
 #: Registry functions computed by a C library function of the same meaning.
 _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -50,7 +53,7 @@ class ExprEmitter:
     def constant(self, value, t: str):
         if t == "bool":
             return ll.Constant(I1, int(bool(value)))
-        if t in ("f32", "f64"):
+        if t in ("f32", "f64", "ulog"):
             return ll.Constant(_REGISTER[t], float(value))
         return ll.Constant(_REGISTER[t], int(value))
 
@@ -174,8 +177,10 @@ class ExprEmitter:
         b.store(ll.Constant(I64, 0), count)
         with counted_loop(b, fn, n, b.alloca(I64)) as i:
             x = b.load(b.gep(fn.args[0], [i]))
-            y = b.load(b.gep(fn.args[1], [i])) if compare_with_array else ll.Constant(elem, 0)
-            if scalar in ("f32", "f64"):
+            zero = float("-inf") if scalar == "ulog" else 0     # zero(ulog) is log 0
+            y = b.load(b.gep(fn.args[1], [i])) if compare_with_array else \
+                ll.Constant(elem, zero)
+            if ir.representation(scalar) in ("f32", "f64"):
                 wide_x = b.fpext(x, F64) if scalar == "f32" else x
                 wide_y = b.fpext(y, F64) if scalar == "f32" else y
                 magnitude = b.call(self.runtime("fabs", F64, [F64]), [b.fsub(wide_x, wide_y)])
@@ -243,7 +248,7 @@ class ExprEmitter:
 
     def _e_compare(self, e: ir.Compare):
         left, right = self.expr(e.left), self.expr(e.right)
-        t = e.left.type
+        t = ir.representation(e.left.type)
         if t in ("f32", "f64"):
             if e.op == "!=":
                 return self.builder.fcmp_unordered("!=", left, right)
@@ -262,6 +267,14 @@ class ExprEmitter:
             all_zero = b.and_(all_zero, b.fcmp_ordered("==", self.expr(guard),
                                                        ll.Constant(F64, 0.0)))
         return b.select(all_zero, ll.Constant(F64, 0.0), self.expr(e.value))
+
+    def _e_reinterpret(self, e: ir.Reinterpret):
+        return self.expr(e.operand)         # a ulog and its logarithm: the same double
+
+    def _e_checked(self, e: ir.Checked):
+        reported = [self.value_for_report(self.expr(x), x.type) for x in e.reported]
+        self.fail_if(self.builder.not_(self.expr(e.cond)), e.site, reported)
+        return self.expr(e.value)
 
     def _e_convert(self, e: ir.Convert):
         from .llvm_convert import emit_convert

@@ -24,6 +24,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from .. import ir
+from ..errors import RlangError
 from . import abi
 from .llvm_errors import error_from_context, print_line
 
@@ -32,7 +33,8 @@ from .llvm_errors import error_from_context, print_line
 CODE_VERSION = "3"
 
 _SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-                  "f32": ctypes.c_float, "f64": ctypes.c_double}
+                  "f32": ctypes.c_float, "f64": ctypes.c_double, "fixed": ctypes.c_int64,
+                  "ulog": ctypes.c_double}
 
 _initialised = False
 
@@ -42,7 +44,24 @@ def _initialise() -> None:
     if not _initialised:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        _load_compiler_runtime()
         _initialised = True
+
+
+def _load_compiler_runtime() -> None:
+    """Make the compiler's runtime routines (`__divti3`: 128-bit division, which
+    fixed-point `/` uses) resolvable by the JIT, as the linker does for `gcc`."""
+    import ctypes.util
+
+    for name in (ctypes.util.find_library("gcc_s"), "libgcc_s.so.1"):
+        if name:
+            try:
+                llvm.load_library_permanently(name)
+                return
+            except RuntimeError:
+                continue
+    raise RlangError("the llvm backend needs the GCC runtime library (libgcc_s.so.1) for "
+                     "128-bit arithmetic; install libgcc-s1")
 
 
 def cache_dir() -> Path:
@@ -186,6 +205,10 @@ def _argument(value, t):
         itemsize = value.itemsize
         return (ctypes.c_int64 * (1 + 2 * t.ndim))(
             value.ctypes.data, *value.shape, *[s // itemsize for s in value.strides])
+    if t == "fixed":
+        return ctypes.c_int64(value.raw)
+    if t == "ulog":
+        return ctypes.c_double(value.log)
     return _SCALAR_CTYPES[t](value)
 
 
@@ -196,7 +219,7 @@ def _result_holder(t):
 
 
 _DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
-           "f64": "float64"}
+           "f64": "float64", "fixed": "int64", "ulog": "float64"}
 
 
 def _store_value(holder, t):
@@ -211,7 +234,10 @@ def _store_value(holder, t):
     if array.nbytes:
         ctypes.memmove(array.ctypes.data, holder[0], array.nbytes)
     _libc().free(ctypes.c_void_p(holder[0]))
-    return array
+    from ..numbers import FixedArray, ULogArray
+
+    system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
+    return array.view(system) if system is not None else array
 
 
 def _libc():
@@ -234,6 +260,14 @@ def _result(value, holder, t):
         from ..numbers import F32
 
         return F32(raw)
+    if t == "fixed":
+        from ..numbers import Fixed
+
+        return Fixed(raw)
+    if t == "ulog":
+        from ..numbers import ULog
+
+        return ULog(raw)
     return raw
 
 

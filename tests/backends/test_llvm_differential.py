@@ -29,10 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
 
 #: Examples the llvm backend does not compile yet, and the construct it names.
-NOT_YET = {
-    "bessel": "one(ulog)", "exp": "one(ulog)", "mypower": "one(ulog)",
-    "fixed_integrator": "fixed", "logplus": "ImagLit",
-}
+NOT_YET = {"logplus": "ImagLit"}
 
 
 def _store(module):

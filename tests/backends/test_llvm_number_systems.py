@@ -1,0 +1,302 @@
+"""fixed and ulog numbers on the llvm backend agree with the interpreter (issue #5).
+
+Forward, inverse, errors, `@safe` output, gradients: fixed results bit for bit (raw
+values), ulog results as logarithms within 1e-12, gradients within 1e-12 relative.
+The rounding of fixed `*` and `/` (to nearest, ties to even, in 128-bit integers) is
+checked on generated raw values, extremes included.
+"""
+from __future__ import annotations
+
+import io
+import math
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rlang
+from rlang.numbers import Fixed, FixedArray, ULog, ULogArray, fixed_array, ulog_array
+
+ARITHMETIC = """
+function fixed_ops!(s!: fixed, p!: fixed, q!: fixed, a: fixed, b: fixed, n: i64)
+    s! += a + b
+    s! -= a - 3
+    p! += a * b
+    q! += a / b
+    if (a < b, ~)
+        INC(s!)
+    else
+        DEC(s!)
+    end
+    NEG(p!)
+    s! += n
+end
+
+function ulog_ops!(l!: ulog, m!: ulog, x: f64, a: ulog, b: ulog)
+    l! *= a * b
+    l! /= ulog(x)
+    m! *= a + b
+    m! *= (a + b) - b
+    m! /= a ** 2.5
+    l! *= 3
+    if (a > b, ~)
+        l! *= 2.0
+    end
+end
+
+function mixed!(y!: f64, q: fixed, l: ulog)
+    y! += f64(q) * 2.0 + log(l) + sin(f64(l)) + exp(q) + sqrt(l)
+    y! += f64(i64(q * 4))
+end
+"""
+
+FIXED_VALUES = [1.25, -0.3, 7.0, -1e-3, 0.5, 1e5, -2.0 ** 19]
+
+
+def both(source: str):
+    return rlang.loads(source), rlang.loads(source, backend="llvm")
+
+
+def same(a, b) -> bool:
+    if isinstance(a, ULog) or isinstance(b, ULog):
+        return type(a) is type(b) and (a.log == b.log or abs(a.log - b.log) <=
+                                       1e-12 * max(1.0, abs(b.log)))
+    if isinstance(a, np.ndarray):
+        return type(a) is type(b) and a.dtype == b.dtype and \
+            np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True)
+    if isinstance(a, float):
+        return type(b) is float and (a == b or abs(a - b) <= 1e-12 * abs(b))
+    return type(a) is type(b) and a == b
+
+
+def run_both(source, name, args, inverse=False):
+    interp, llvm = both(source)
+    results = []
+    for module in (interp, llvm):
+        fn = module[name]
+        fn = ~fn if inverse else fn
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        results.append(fn(*copies))
+    return results
+
+
+@pytest.mark.parametrize("a", FIXED_VALUES)
+@pytest.mark.parametrize("b", [0.75, -3.5, 1e-4, 2.0])
+def test_fixed_arithmetic_agrees_exactly(a, b):
+    args = [Fixed.from_value(0.5), Fixed.from_value(0.0), Fixed.from_value(0.0),
+            Fixed.from_value(a), Fixed.from_value(b), 7]
+    expected, got = run_both(ARITHMETIC, "fixed_ops!", args)
+    assert [v.raw if isinstance(v, Fixed) else v for v in got] == \
+        [v.raw if isinstance(v, Fixed) else v for v in expected]
+    back_expected, back = run_both(ARITHMETIC, "fixed_ops!", list(expected), inverse=True)
+    assert back == back_expected == tuple(args)
+
+
+RAW = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1),
+                st.integers(-(1 << 50), 1 << 50),
+                st.sampled_from([0, 1, -1, 1 << 42, -(1 << 42), 3 << 42, (1 << 63) - 1,
+                                 -(1 << 63), 1 << 43]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(RAW, RAW)
+def test_fixed_rounding_of_products_and_quotients(a, b):
+    source = """
+function f!(p!: fixed, q!: fixed, a: fixed, b: fixed)
+    p! += a * b
+    if (b != fixed(0), ~)
+        q! += a / b
+    end
+end
+"""
+    args = [Fixed(0), Fixed(0), Fixed(a), Fixed(b)]
+    expected, got = run_both(source, "f!", args)
+    assert (got[0].raw, got[1].raw) == (expected[0].raw, expected[1].raw)
+
+
+@pytest.mark.parametrize("x", [0.5, 1.5, 4.0])
+@pytest.mark.parametrize("a, b", [(2.0, 3.0), (3.0, 2.0), (1e-3, 1e3), (1e-300, 1e300),
+                                  (7.0, 7.0)])
+def test_ulog_arithmetic_agrees(x, a, b):
+    args = [ULog.from_value(1.0), ULog.from_value(2.0), x, ULog.from_value(a),
+            ULog.from_value(b)]
+    expected, got = run_both(ARITHMETIC, "ulog_ops!", args)
+    assert all(same(g, e) for g, e in zip(got, expected)), (got, expected)
+    if math.isinf(expected[0].log) or math.isinf(expected[1].log):
+        return                      # multiplied by 0: (a + b) - b = 0 in f64
+    back_expected, back = run_both(ARITHMETIC, "ulog_ops!", list(expected), inverse=True)
+    assert all(same(g, e) for g, e in zip(back, back_expected))
+
+
+def test_mixed_conversions_and_builtins():
+    args = [0.0, Fixed.from_value(1.75), ULog.from_value(2.5)]
+    expected, got = run_both(ARITHMETIC, "mixed!", args)
+    assert all(same(g, e) for g, e in zip(got, expected))
+
+
+ARRAYS = """
+function scale!(out!: f64[:], xs: fixed[:], ls: ulog[:])
+    for i = 0:length(xs) - 1
+        out![i] += f64(xs[i] * xs[i]) + f64(ls[i])
+    end
+end
+
+function main()
+    xs ← zeros(fixed, 3)
+    ls ← zeros(ulog, 3)
+    for i = 0:2
+        xs[i] += i
+        ls[i] *= ulog(f64(i) + 0.5)
+    end
+    ys ← zeros(f64, 3)
+    scale!(ys, xs, ls)
+    tmp ← zeros(ulog, 2)
+    tmp → zeros(ulog, 2)
+    @safe show(xs[2], ls[1])
+    @safe print(fixed(0.1), ulog(3.0))
+end
+"""
+
+
+def test_arrays_of_fixed_and_ulog():
+    interp, llvm = both(ARRAYS)
+    outputs = []
+    for module in (interp, llvm):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            store = module.run_main()
+        outputs.append((store, out.getvalue()))
+    (expected, expected_out), (got, got_out) = outputs
+    assert got_out == expected_out
+    assert [n for n, _ in got] == [n for n, _ in expected]
+    for (name, a), (_, b) in zip(got, expected):
+        assert same(a, b), name
+    assert isinstance(dict(got)["xs"], FixedArray) and isinstance(dict(got)["ls"], ULogArray)
+
+
+def test_array_arguments_of_fixed_and_ulog():
+    xs, ls = fixed_array([0.5, -1.25, 3.0]), ulog_array([0.0, 2.0, 7.5])
+    expected, got = run_both(ARRAYS, "scale!", [np.zeros(3), xs, ls])
+    assert all(same(g, e) for g, e in zip(got, expected))
+
+
+ERRORS = """
+function to_fixed!(q!: fixed, x: f64)
+    q! += fixed(x)
+end
+function int_to_fixed!(q!: fixed, n: i64)
+    q! += n
+end
+function to_ulog!(l!: ulog, x: f64)
+    l! *= ulog(x)
+end
+function fixed_div!(q!: fixed, a: fixed, b: fixed)
+    q! += a / b
+end
+function ulog_div!(l!: ulog, a: ulog, b: ulog)
+    l! *= a / b
+end
+function ulog_div_update!(l!: ulog, b: ulog)
+    l! /= b
+end
+function ulog_sub!(l!: ulog, a: ulog, b: ulog)
+    l! *= a - b
+end
+"""
+
+ERROR_CASES = [
+    ("to_fixed!", [Fixed(0), 2e6]), ("to_fixed!", [Fixed(0), math.nan]),
+    ("to_fixed!", [Fixed(0), -math.inf]), ("int_to_fixed!", [Fixed(0), 1 << 21]),
+    ("to_ulog!", [ULog(0.0), -1.5]), ("to_ulog!", [ULog(0.0), math.nan]),
+    ("fixed_div!", [Fixed(0), Fixed.from_value(1.0), Fixed(0)]),
+    ("ulog_div!", [ULog(0.0), ULog(1.0), ULog(-math.inf)]),
+    ("ulog_div_update!", [ULog(0.0), ULog(-math.inf)]),
+    ("ulog_sub!", [ULog(0.0), ULog(1.0), ULog(2.0)]),
+]
+
+
+@pytest.mark.parametrize("name, args", ERROR_CASES, ids=lambda c: str(c))
+def test_errors_are_the_interpreters(name, args):
+    interp, llvm = both(ERRORS)
+    errors = []
+    for module in (interp, llvm):
+        with pytest.raises(rlang.RlangError) as info:
+            module[name](*args)
+        errors.append(info.value)
+    expected, got = errors
+    assert type(got) is type(expected)
+    assert got.message == expected.message
+    assert got.span == expected.span
+
+
+def test_unchecked_division_by_zero_does_not_trap():
+    llvm = rlang.loads(ERRORS, backend="llvm", invcheck=False)
+    q, _, _ = llvm["fixed_div!"](Fixed(0), Fixed.from_value(1.0), Fixed(0))
+    assert q == Fixed(0)
+
+
+GRADIENTS = """
+function fixed_loss!(y!: f64, q: fixed, x: f64)
+    @routine begin
+        t ← fixed(0.0)
+        t += q * fixed(x)
+        t -= q / fixed(3.0)
+    end
+    y! += f64(t) * x
+    ~@routine
+end
+
+function ulog_loss!(y!: f64, l: ulog, x: f64, xs: f64[:])
+    @routine begin
+        p ← one(ulog)
+        p *= l
+        p *= ulog(x)
+        for i = 0:length(xs) - 1
+            p *= ulog(xs[i]) + ulog(x)
+        end
+        p /= ulog(2.0) ** x
+    end
+    y! += f64(p) + log(p) * x
+    ~@routine
+end
+
+function ulog_out!(l!: ulog, x: f64)
+    l! *= ulog(x) * ulog(x) + ulog(1.5)
+end
+
+function ulog_array_loss!(y!: f64, ls: ulog[:])
+    y! += f64(ls[0]) * f64(ls[1]) + log(ls[2])
+end
+"""
+
+GRADIENT_CASES = [
+    ("fixed_loss!", lambda: [0.0, Fixed.from_value(1.5), 0.75], "y!"),
+    ("ulog_loss!", lambda: [0.0, ULog.from_value(2.0), 1.25, np.array([0.5, 3.0])], "y!"),
+    ("ulog_out!", lambda: [ULog.from_value(2.0), 0.8], "l!"),
+    ("ulog_array_loss!", lambda: [0.0, ulog_array([2.0, 0.5, 3.0])], "y!"),
+]
+
+
+@pytest.mark.parametrize("name, args, loss", GRADIENT_CASES, ids=[c[0] for c in GRADIENT_CASES])
+def test_gradients_agree(name, args, loss):
+    interp, llvm = both(GRADIENTS)
+    expected = rlang.gradient(interp[name], args(), loss=loss)
+    got = rlang.gradient(llvm[name], args(), loss=loss)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        if e is None:
+            assert g is None
+        elif isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-300)
+        else:
+            assert g == pytest.approx(e, rel=1e-12, abs=1e-300)
+    assert rlang.check_grad(llvm[name], args(), loss=loss)
+
+
+def test_hessians_through_ulog_are_refused_alike():
+    interp, llvm = both(GRADIENTS)
+    for module in (interp, llvm):
+        with pytest.raises(rlang.RlangTypeError, match="Hessians through ulog values"):
+            rlang.hessian(module["ulog_loss!"], [0.0, ULog.from_value(2.0), 1.25,
+                                                 np.array([0.5, 3.0])], loss="y!")
