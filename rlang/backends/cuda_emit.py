@@ -78,13 +78,17 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
         for symbol in device_symbols(module, plan.loop.body):
             device[symbol] = None
     if all_device:
-        for symbol, fn in module.functions.items():
+        def gpu_ready(symbol) -> bool:
+            fn = module.functions[symbol]
             try:
                 refuse_device_constructs(module, fn.body, fn.span, "in device functions")
             except BackendUnsupported:
-                continue
-            if symbol not in recursive and not fn.results and not any(
-                    isinstance(s, ir.For) and s.parallel for s in walk(fn.body)):
+                return False
+            return symbol not in recursive and not fn.results and not any(
+                isinstance(s, ir.For) and s.parallel for s in walk(fn.body))
+
+        for symbol, fn in module.functions.items():
+            if gpu_ready(symbol) and all(gpu_ready(c) for c in device_symbols(module, fn.body)):
                 device[symbol] = None
     for symbol in device:
         writer = FunctionWriter(program, module, module.functions[symbol], "device", shadows,
@@ -105,6 +109,7 @@ class FunctionWriter(ExprWriter):
                  shadows, recursive=frozenset()):
         self.program, self.module, self.fn, self.mode = program, module, fn, mode
         self.shadows = shadows
+        self.recursive_symbols = recursive
         self.recursive = fn is not None and fn.symbol in recursive
         self.lines: list = []
         self.level = 1
@@ -522,7 +527,7 @@ class FunctionWriter(ExprWriter):
         """A `@parallel for` of host code: a kernel over its range (Note [Atomic
         gradients] for the boxes of outer gradient shadows)."""
         plan = plan_kernel(self.module, self.fn, stmt, self.shadows,
-                           len(self.program.kernels), set())
+                           len(self.program.kernels), self.recursive_symbols)
         self.program.kernels.append(plan)
         plan.constants = {var: name for name, var in getattr(self, "host_constants", [])}
         start, step, stop, count = self.loop_range(stmt)

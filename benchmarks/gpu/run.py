@@ -1,0 +1,180 @@
+"""GPU benchmarks of the cuda backend (issue #6): ADBench BA Jacobian and GMM gradient.
+
+    python benchmarks/gpu/run.py [--quick] [--check]
+
+The same rev program (workloads.rev) runs on the cuda backend (kernels on the GPU)
+and on the llvm backend (one CPU core), and the same functions written in JAX run
+with jax.jit on the GPU.  Each figure is the best of --repeat runs, after a warm-up
+run (compilation excluded); the script prints seconds and the ratios
+cuda/llvm and cuda/JAX.  --check compares the three results first.
+
+- BA: the Jacobian of the reprojection residuals, ADBench's smallest size
+  (ba1: 21 cameras, 11,315 points, 36,455 observations) and a large one (ba_large:
+  10^6 observations).  Inputs are random with ADBench's shapes (the cameras and
+  points of each observation are copied into one 15-column row per observation):
+  two gradient passes, seeded with ones on r0 then r1, give both rows of every
+  2×15 block.
+- GMM: the gradient of the data term of the ADBench GMM objective (diagonal Q),
+  d = 10, K = 25, n = 10^4 and 10^6 points: one gradient pass seeded with ones.
+
+Needs a CUDA GPU, numba-cuda (`pip install "rlang[cuda]"`) and JAX with CUDA.
+No figures were recorded in the repository yet (no GPU was available).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rlang
+from rlang.ad_ir import AdjointFunction
+from rlang.lower import symbol_of, type_of_value
+
+HERE = Path(__file__).resolve().parent
+
+
+def gradient_pass(module, name: str, args: list, seeds: list) -> list:
+    """Run `name` forward, then its gradient pass with the output gradients `seeds`
+    (None for integers): the vector-Jacobian product.  Returns the input gradients."""
+    functions = module.compiled
+    outputs = functions.call(name, args, False)
+    types = tuple(type_of_value(v) for v in outputs)
+    native = functions.native(name, types, False, derivative="grad")
+    symbol = AdjointFunction.symbol(symbol_of(name, types, True))
+    grads = [s.copy() if isinstance(s, np.ndarray) else s for s in seeds]
+    new = functions.run(native, symbol, outputs + [g for g in grads if g is not None])
+    return [g for g in grads if g is not None], new
+
+
+def best(fn, repeat: int) -> float:
+    fn()                                   # warm-up: compilation, first transfers
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+# ------------------------------------------------------------------ workloads
+
+def ba_inputs(n_obs: int, rng):
+    P = np.empty((n_obs, 15))
+    P[:, 0:3] = rng.uniform(-0.3, 0.3, (n_obs, 3))
+    P[:, 3:6] = rng.uniform(-1, 1, (n_obs, 3))
+    P[:, 6] = rng.uniform(400, 600, n_obs)
+    P[:, 7:9] = rng.uniform(-5, 5, (n_obs, 2))
+    P[:, 9:11] = rng.uniform(-1e-3, 1e-3, (n_obs, 2))
+    P[:, 11:13] = rng.uniform(-1, 1, (n_obs, 2))
+    P[:, 13] = rng.uniform(5, 10, n_obs)
+    P[:, 14] = rng.uniform(0.5, 1.5, n_obs)
+    feats = rng.uniform(-50, 50, (n_obs, 2))
+    return P, feats
+
+
+def ba_rev(module, P, feats):
+    n = len(P)
+    rows = []
+    for seed_row in (0, 1):
+        seeds = [np.zeros(n), np.zeros(n), np.zeros_like(P), np.zeros_like(feats)]
+        seeds[seed_row][:] = 1.0
+        grads, _ = gradient_pass(module, "ba", [np.zeros(n), np.zeros(n), P, feats], seeds)
+        rows.append(grads[2])
+    return np.stack(rows, axis=1)          # (n_obs, 2, 15)
+
+
+def ba_jax():
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    def residual(p, m):
+        d = p[11:14] - p[3:6]
+        th = jnp.sqrt(jnp.dot(p[0:3], p[0:3]) + 1e-30)
+        w = p[0:3] / th
+        c, s = jnp.cos(th), jnp.sin(th)
+        proj = d * c + jnp.cross(w, d) * s + w * jnp.dot(w, d) * (1 - c)
+        u, v = proj[0] / proj[2], proj[1] / proj[2]
+        rr = u * u + v * v
+        dist = 1 + p[9] * rr + p[10] * rr * rr
+        return p[14] * (p[7:9] + p[6] * dist * jnp.array([u, v]) - m)
+
+    return jax.jit(jax.vmap(jax.jacrev(residual)))
+
+
+def gmm_inputs(n: int, d: int, k: int, rng):
+    return (rng.standard_normal((n, d)), rng.standard_normal(k),
+            rng.standard_normal((k, d)), 0.1 * rng.standard_normal((k, d)))
+
+
+def gmm_rev(module, x, alphas, means, icf):
+    n = len(x)
+    seeds = [np.ones(n), np.zeros_like(x), np.zeros_like(alphas), np.zeros_like(means),
+             np.zeros_like(icf)]
+    grads, _ = gradient_pass(module, "gmm", [np.zeros(n), x, alphas, means, icf], seeds)
+    return grads[2:]
+
+
+def gmm_jax():
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    def data_term(alphas, means, icf, x):
+        diff = jnp.exp(icf)[None] * (x[:, None, :] - means[None])
+        q = jnp.sum(diff ** 2 - 2 * icf[None], axis=2)
+        return jnp.sum(jnp.log(jnp.sum(jnp.exp(alphas[None] - 0.5 * q), axis=1)))
+
+    return jax.jit(jax.grad(data_term, argnums=(0, 1, 2)))
+
+
+# ----------------------------------------------------------------------- main
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only")
+    parser.add_argument("--check", action="store_true", help="compare results first")
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    rng = np.random.default_rng(0)
+    cuda = rlang.load(HERE / "workloads.rev", backend="cuda", invcheck=False)
+    llvm = rlang.load(HERE / "workloads.rev", backend="llvm", invcheck=False)
+    rows = []
+    ba_sizes = [("ba1 (36,455 obs)", 36455)] + ([] if options.quick else
+                                                [("ba_large (10^6 obs)", 10 ** 6)])
+    jac = ba_jax()
+    for label, n in ba_sizes:
+        P, feats = ba_inputs(n, rng)
+        if options.check:
+            a, b = ba_rev(cuda, P, feats), ba_rev(llvm, P, feats)
+            c = np.asarray(jac(P, feats))
+            assert np.allclose(a, b, rtol=1e-10) and np.allclose(a, c, rtol=1e-8)
+        rows.append((f"BA Jacobian, {label}", best(lambda: ba_rev(cuda, P, feats), options.repeat),
+                     best(lambda: ba_rev(llvm, P, feats), options.repeat),
+                     best(lambda: np.asarray(jac(P, feats)), options.repeat)))
+    grad = gmm_jax()
+    for n in ([10 ** 4] if options.quick else [10 ** 4, 10 ** 6]):
+        x, alphas, means, icf = gmm_inputs(n, 10, 25, rng)
+        if options.check:
+            a = gmm_rev(cuda, x, alphas, means, icf)
+            b = gmm_rev(llvm, x, alphas, means, icf)
+            c = [np.asarray(g) for g in grad(alphas, means, icf, x)]
+            for p, q, r in zip(a, b, c):
+                assert np.allclose(p, q, rtol=1e-10) and np.allclose(p, r, rtol=1e-8)
+        rows.append((f"GMM gradient, d=10 K=25 n={n:,}",
+                     best(lambda: gmm_rev(cuda, x, alphas, means, icf), options.repeat),
+                     best(lambda: gmm_rev(llvm, x, alphas, means, icf), options.repeat),
+                     best(lambda: [np.asarray(g) for g in grad(alphas, means, icf, x)],
+                          options.repeat)))
+    print(f"{'workload':44} {'cuda s':>9} {'llvm s':>9} {'JAX s':>9} "
+          f"{'llvm/cuda':>10} {'cuda/JAX':>9}")
+    for name, c, l_, j in rows:
+        print(f"{name:44} {c:9.4f} {l_:9.4f} {j:9.4f} {l_ / c:10.1f} {c / j:9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Checks on the GPU, refusals, examples and generated programs (issue #6).
+
+- a check that fails inside a kernel (or a device function it calls) becomes the
+  interpreter's error: class, message, span and call chain; the note says which
+  iteration failed, and when several fail it is the lowest;
+- constructs a kernel cannot hold are refused statically with BackendUnsupported;
+- every example and Hypothesis-generated programs (with `@parallel for` loops over
+  integer and bool arrays) agree with the interpreter, forward and inverse.
+"""
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import rlang
+from rlang.errors import CheckErrors
+from rlang.types_rules import BackendUnsupported
+
+from agreement import copy, same
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+from generators import cases  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
+
+FAILING = '''
+function bump(y, n)
+    t ← n * 2.0
+    y += t
+    t → 3.0
+end
+
+function indexed(y: f64[:], x: f64[:], k)
+    @parallel for i = 0:length(y) - 1
+        y[i] += x[i + k]
+    end
+end
+
+function deep(y: f64[:], n: f64[:])
+    @parallel for i = 0:length(y) - 1
+        bump(y[i], n[i])
+    end
+end
+
+function divide(q: i64[:], d: i64[:])
+    @parallel for i = 0:length(q) - 1
+        q[i] += 100 // d[i]
+    end
+end
+'''
+
+
+def _same_error(got, expected):
+    assert type(got) is type(expected)
+    assert got.message == expected.message
+    assert got.span == expected.span
+    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
+        [(f.function, f.call_site, f.backward) for f in expected.frames]
+
+
+@pytest.mark.parametrize("name,args,iteration", [
+    ("indexed", (np.zeros(6), np.zeros(8), 3), "i = 5"),
+    ("deep", (np.zeros(5), np.array([1.5, 1.5, 1.5, 2.0, 1.5])), "i = 3"),
+    ("deep", (np.zeros(5), np.array([1.5, 1.0, 1.5, 1.5, 1.0])), "i = 1"),
+    ("divide", (np.zeros(9, dtype=np.int64), np.array([1, 2, 3, 0, 5, 0, 7, 8, 9])), "i = 3"),
+])
+def test_kernel_checks_raise_the_interpreters_error(name, args, iteration):
+    interp, cuda = rlang.loads(FAILING), rlang.loads(FAILING, backend="cuda")
+    with pytest.raises(rlang.RlangError) as expected:
+        interp[name](*copy(args))
+    with pytest.raises(rlang.RlangError) as got:
+        cuda[name](*copy(args))
+    _same_error(got.value, expected.value)
+    assert any(f"`{iteration}`" in note and "lowest" in note for note in got.value.notes)
+    assert "@parallel for" in got.value.render()
+
+
+def test_the_lowest_failed_iteration_is_reported():
+    """Iterations 3, 9, 17 … fail; whichever thread gets there first, the record kept
+    is iteration 3's (its values are in the message)."""
+    source = FAILING
+    cuda = rlang.loads(source, backend="cuda")
+    d = np.ones(40, dtype=np.int64)
+    d[[3, 9, 17, 31, 39]] = 0
+    with pytest.raises(rlang.RlangError) as got:
+        cuda.divide(np.arange(40, dtype=np.int64), d)
+    assert any("`i = 3`" in note for note in got.value.notes)
+
+
+def test_inverse_kernels_report_backward_frames():
+    interp, cuda = rlang.loads(FAILING), rlang.loads(FAILING, backend="cuda")
+    args = (np.zeros(4), np.array([1.5, 1.5, 2.5, 1.5]))
+    with pytest.raises(rlang.RlangError) as expected:
+        (~interp.deep)(*copy(args))
+    with pytest.raises(rlang.RlangError) as got:
+        (~cuda.deep)(*copy(args))
+    _same_error(got.value, expected.value)
+
+
+@pytest.mark.parametrize("body,construct", [
+    ("    a ← zeros(f64, 3)\n        y[i] += a[0]\n        a → zeros(f64, 3)\n",
+     "array ancilla"),
+    ('    @safe print(i)\n', "print"),
+    ("    down(y[i], 3)\n", "recursive"),
+])
+def test_constructs_a_kernel_cannot_hold_are_refused(body, construct):
+    source = f'''
+function down(x, n)
+    if n > 0
+        x += 1.0
+        m ← n - 1
+        down(x, m)
+        m → n - 1
+    end
+end
+
+function f(y: f64[:])
+    @parallel for i = 0:length(y) - 1
+    {body}    end
+end
+'''
+    m = rlang.loads(source, backend="cuda")
+    with pytest.raises(BackendUnsupported, match=construct) as error:
+        m.f(np.zeros(3))
+    assert error.value.span is not None and error.value.span.line > 0
+
+
+def test_shared_writes_named_by_the_program_are_refused():
+    """An outer scalar written in a `@parallel for` (directly: the checker; through a
+    call: the cuda backend)."""
+    direct = "function f(y: f64[:], s)\n    @parallel for i = 0:length(y) - 1\n" \
+             "        s += y[i]\n    end\nend\n"
+    with pytest.raises(CheckErrors, match="every iteration"):
+        rlang.loads(direct, backend="cuda")
+    called = "function add(s, v)\n    s += v\nend\n" \
+             "function f(y: f64[:], s)\n    @parallel for i = 0:length(y) - 1\n" \
+             "        add(s, y[i])\n    end\nend\n"
+    try:
+        m = rlang.loads(called, backend="cuda")
+    except CheckErrors as error:
+        assert "every iteration" in str(error)
+        return
+    with pytest.raises(BackendUnsupported, match="written by every iteration"):
+        m.f(np.ones(3), 0.0)
+
+
+def test_number_systems_the_backend_does_not_hold_are_refused():
+    source = "function f(y: f64[:])\n    @parallel for i = 0:length(y) - 1\n" \
+             "        z ← ulog(2.0)\n        z *= ulog(3.0)\n        z /= ulog(3.0)\n" \
+             "        z → ulog(2.0)\n    end\nend\n"
+    m = rlang.loads(source, backend="cuda")
+    with pytest.raises(BackendUnsupported, match="ulog"):
+        m.f(np.zeros(2))
+
+
+def _store(module):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        store = module.run_main()
+    return store, out.getvalue()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_agrees_with_interpreter(path):
+    """Every example runs on the cuda backend (host code; none has a kernel) with the
+    interpreter's store and output, or is refused naming a number system it lacks."""
+    expected, expected_out = _store(rlang.load(path))
+    try:
+        got, got_out = _store(rlang.load(path, backend="cuda"))
+    except BackendUnsupported as error:
+        assert any(word in error.message for word in ("ulog", "fixed", "complex", "Imag",
+                                                      "stack", "PUSH", "POP")), error.message
+        return
+    assert [n for n, _ in got] == [n for n, _ in expected]
+    for (name, a), (_, b) in zip(got, expected):
+        assert same(a, b), f"{name}: cuda {a!r}, interpreter {b!r}"
+    assert got_out == expected_out
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases(stacks=False))
+def test_generated_programs_agree(case):
+    gp, args = case
+    interp = rlang.loads(gp.source)
+    try:
+        cuda = rlang.loads(gp.source, backend="cuda")
+        cuda[gp.top](*copy(args))
+    except BackendUnsupported:
+        return                      # e.g. a kernel calling a recursive function
+    except rlang.RlangError:
+        pass
+    for direction in (lambda m: m[gp.top], lambda m: ~m[gp.top]):
+        out_i, out_c = io.StringIO(), io.StringIO()
+        with redirect_stdout(out_i):
+            try:
+                expected = direction(interp)(*copy(args))
+            except rlang.RlangError as error:
+                expected = error
+        with redirect_stdout(out_c):
+            try:
+                got = direction(cuda)(*copy(args))
+            except rlang.RlangError as error:
+                got = error
+        if isinstance(expected, rlang.RlangError):
+            assert isinstance(got, rlang.RlangError), gp.source
+            assert type(got) is type(expected) and got.message == expected.message, gp.source
+            continue
+        assert not isinstance(got, rlang.RlangError), f"{gp.source}\n{got}"
+        for a, b in zip(got, expected):
+            assert same(a, b), f"{gp.source}\nargs {args}: cuda {a!r}, interpreter {b!r}"
+        assert out_c.getvalue() == out_i.getvalue(), gp.source

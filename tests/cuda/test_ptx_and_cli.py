@@ -1,0 +1,73 @@
+"""`rlang compile --emit ptx` and `rlang run/grad --backend cuda` (issue #6).
+
+PTX is emitted by Numba's real CUDA compiler, which cannot share a process with
+the simulator these tests use, so every command runs in a child process; the PTX
+ones without NUMBA_ENABLE_CUDASIM (no GPU is needed: `--cc` names the target).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from agreement import KERNELS
+
+REPO = KERNELS.parents[3]
+
+
+def rlang_cli(*args, simulator: bool):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = str(REPO)
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    return subprocess.run([sys.executable, "-m", "rlang.cli", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_ptx_has_every_kernel_for_the_requested_target(tmp_path):
+    out = tmp_path / "kernels.ptx"
+    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", "7.5", "-o", str(out),
+                     simulator=False)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert ".target sm_75" in text and "Traceback" not in done.stderr
+    kernels = [line for line in text.splitlines() if line.startswith("// ---- kernel")]
+    # forward, inverse and both gradient passes of each of the 7 parallel loops
+    assert len(kernels) == 7 * 4
+    assert text.count(".visible .entry") == len(kernels)
+    assert "atom.global.add.f64" in text           # the gradients' atomic adds
+    assert "// ---- device function rev_axpy_one__f64_f64_f64" in text
+
+
+def test_ptx_needs_a_valid_cc():
+    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", "seven",
+                     simulator=False)
+    assert done.returncode == 1 and "MAJOR.MINOR" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_and_grad_on_the_cuda_backend():
+    args = ["saxpy", "[0.0, 1.0, 2.0]", "[0.5, 1.0, 1.5]", "2.0"]
+    interp = rlang_cli("run", str(KERNELS), *args, "--json", simulator=True)
+    cuda = rlang_cli("run", str(KERNELS), *args, "--json", "--backend", "cuda",
+                     simulator=True)
+    assert cuda.returncode == 0, cuda.stderr
+    assert json.loads(cuda.stdout) == json.loads(interp.stdout)
+    grad = ["grad", str(KERNELS), "loss", "0.0", "[0.0, 1.0, 2.0]", "[0.5, 1.0, 1.5]",
+            "2.0", "--loss", "l", "--json"]
+    expected = json.loads(rlang_cli(*grad, simulator=True).stdout)
+    got = rlang_cli(*grad, "--backend", "cuda", simulator=True)
+    assert got.returncode == 0, got.stderr
+    got = json.loads(got.stdout)
+    assert got.keys() == expected.keys()
+    for name in got:
+        assert abs(sum(got[name]) - sum(expected[name])) < 1e-12 if \
+            isinstance(got[name], list) else abs(got[name] - expected[name]) < 1e-12
+
+
+def test_kernels_without_a_gpu_or_simulator_are_a_clear_error():
+    done = rlang_cli("run", str(KERNELS), "saxpy", "[0.0]", "[1.0]", "2.0",
+                     "--backend", "cuda", simulator=False)
+    assert done.returncode == 1 and "NUMBA_ENABLE_CUDASIM" in done.stderr
+    assert "Traceback" not in done.stderr
