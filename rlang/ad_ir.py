@@ -70,8 +70,8 @@ class AdjointFunction(ShadowFunction):
     def leaf_place(self, leaf):
         """The gradient place of a view an expression reads (None: no gradient)."""
         if isinstance(leaf, ir.Read):
-            return self.shadow_place(ir.VarPlace(leaf.var))
-        return self.shadow_place(ir.ElemPlace(leaf.var, leaf.indices, None))
+            return self.shadow_place(ir.VarPlace(leaf.var, leaf.field))
+        return self.shadow_place(ir.ElemPlace(leaf.var, leaf.indices, None, leaf.field))
 
     def gradient_into(self, expr, seed) -> list:
         """Statements sending `seed` into `expr` (evaluated again, unchecked)."""
@@ -117,7 +117,7 @@ class AdjointFunction(ShadowFunction):
         if isinstance(stmt.var.type, ir.ArrayType):
             return [stmt] + self.shadow_array_alloc(stmt)
         shadow = self.shadow(stmt.var)
-        return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero())])
+        return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero(shadow.type))])
 
     def _dealloc(self, stmt: ir.Dealloc) -> list:
         """Executed `x → e` (forward `x ← e`): g_v += g_x · ∂e/∂v, then x's gradient
@@ -129,6 +129,9 @@ class AdjointFunction(ShadowFunction):
         if isinstance(stmt.var.type, ir.ArrayType):
             if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
                 out += self.add_array(self.shadow(stmt.value.var), shadow)
+        elif isinstance(stmt.value, ir.ComplexValue):
+            out += self.gradient_into(stmt.value.re, ir.Read(shadow, 0)) + \
+                self.gradient_into(stmt.value.im, ir.Read(shadow, 1))
         elif stmt.value is not None:
             out += self.gradient_into(stmt.value, ir.Read(shadow))
         return out + [ir.Dealloc(shadow, None, None)]
@@ -137,8 +140,9 @@ class AdjointFunction(ShadowFunction):
         """`target[i…] += source[i…]` over the common extents (loops over each axis)."""
         indices = [self.fresh_var("i", "i64") for _ in range(target.type.ndim)]
         reads = tuple(ir.Read(i) for i in indices)
-        body = (ir.Update(ir.ElemPlace(target, reads, None), "+=",
-                          ir.Load(source, reads, None)),)
+        fields = (0, 1) if target.type.elem == "complex" else (None,)
+        body = tuple(ir.Update(ir.ElemPlace(target, reads, None, f), "+=",
+                               ir.Load(source, reads, None, f)) for f in fields)
         for axis in reversed(range(target.type.ndim)):
             a, b = ir.Dim(target, axis), ir.Dim(source, axis)
             extent = ir.Select(ir.Compare("<", a, b), a, b, "i64")

@@ -29,7 +29,8 @@ INTEGER_TYPES = ("bool", "i32", "i64")
 FLOAT_TYPES = ("f32", "f64")
 #: The types whose values have gradients (f64 shadows in the derivative transforms).
 DIFFERENTIABLE_TYPES = ("f32", "f64", "fixed", "ulog")
-#: How the code generators hold a number system (Note [Number systems in the IR]).
+#: How the code generators hold a number system (Note [Number systems in the IR]);
+#: a complex is two f64 (Note [Complex numbers in the IR]).
 REPRESENTATION = {"fixed": "i64", "ulog": "f64"}
 
 
@@ -55,6 +56,16 @@ def representation(t: str) -> str:
 #   source's `*=` and `/=`).  Gradients of ulog values are then log-space gradients,
 #   ∂L/∂ℓ, as the interpreter keeps them (Note [Gradients of ulog values],
 #   rlang/gvar.py).
+
+# Note [Complex numbers in the IR]
+# A complex variable (or array element) is one place holding two f64, re then im,
+# as NumPy's complex128 and C's `double _Complex` lay them out; a call passes the
+# whole place.  Everything else reads and writes its parts: `Read`, `Load`,
+# `VarPlace` and `ElemPlace` take a `field` (0: re, 1: im) and are then f64.  The
+# lowering expands complex arithmetic into f64 arithmetic on the parts
+# (rlang/lower_complex.py), so the derivative transforms see only real numbers and
+# a complex gradient is the pair (∂L/∂re, ∂L/∂im), as the interpreter keeps it.  The
+# `Alloc` and `Dealloc` of a complex scalar take `ComplexValue`s.
 
 
 @dataclass(frozen=True)
@@ -119,26 +130,30 @@ class ConstArray:
 
 @dataclass(frozen=True)
 class Read:
-    """The value of a scalar variable (or the array/stack itself, as a call argument)."""
+    """The value of a scalar variable (or the array/stack itself, as a call argument);
+    with `field` (0: re, 1: im), that part of a complex variable, an f64."""
 
     var: Var
+    field: int | None = None
 
     @property
     def type(self):
-        return self.var.type
+        return self.var.type if self.field is None else "f64"
 
 
 @dataclass(frozen=True)
 class Load:
-    """An array element; `site` is the bounds check (None: unchecked)."""
+    """An array element; `site` is the bounds check (None: unchecked); with `field`,
+    that part of a complex element."""
 
     var: Var
     indices: tuple
     site: int | None
+    field: int | None = None
 
     @property
     def type(self):
-        return self.var.type.elem
+        return self.var.type.elem if self.field is None else "f64"
 
 
 @dataclass(frozen=True)
@@ -195,6 +210,15 @@ class Convert:
     operand: object
     type: str
     site: int | None = None
+
+
+@dataclass(frozen=True)
+class ComplexValue:
+    """The value of a complex allocation or deallocation: two f64 expressions."""
+
+    re: object
+    im: object
+    type: str = "complex"
 
 
 @dataclass(frozen=True)
@@ -258,10 +282,11 @@ class Guarded:
 @dataclass(frozen=True)
 class VarPlace:
     var: Var
+    field: int | None = None        # 0 / 1: the re / im part of a complex variable
 
     @property
     def type(self):
-        return self.var.type
+        return self.var.type if self.field is None else "f64"
 
 
 @dataclass(frozen=True)
@@ -269,10 +294,11 @@ class ElemPlace:
     var: Var
     indices: tuple
     site: int | None
+    field: int | None = None
 
     @property
     def type(self):
-        return self.var.type.elem
+        return self.var.type.elem if self.field is None else "f64"
 
 
 # -------------------------------------------------------------------- statements

@@ -32,13 +32,20 @@ def derive_module(module: ir.Module, transform) -> ir.Module:
 
 def shadow_type(t):
     """f64 for a scalar with a gradient (float, fixed, ulog), an f64 array for an
-    array of them, None otherwise."""
+    array of them, complex (both parts' gradients) for complex, None otherwise."""
     if isinstance(t, ir.ArrayType):
+        if t.elem == "complex":
+            return t
         return ir.ArrayType("f64", t.ndim) if t.elem in FLOATS else None
+    if t == "complex":          # the gradients of both parts (Note [Complex numbers …])
+        return t
     return "f64" if t in FLOATS else None
 
 
-def zero() -> ir.Const:
+def zero(t: str = "f64"):
+    """The zero of a shadow type (f64, or complex: a ComplexValue)."""
+    if t == "complex":
+        return ir.ComplexValue(ir.Const(0.0, "f64"), ir.Const(0.0, "f64"))
     return ir.Const(0.0, "f64")
 
 
@@ -47,8 +54,8 @@ def place_value(place, checked: bool = False):
     `checked` (the place itself is checked where the statement updates it; a read
     before that update must be checked)."""
     if isinstance(place, ir.VarPlace):
-        return ir.Read(place.var)
-    return ir.Load(place.var, place.indices, place.site if checked else None)
+        return ir.Read(place.var, place.field)
+    return ir.Load(place.var, place.indices, place.site if checked else None, place.field)
 
 
 class ShadowFunction:
@@ -109,18 +116,19 @@ class ShadowFunction:
         if shadow is None:
             return None
         if isinstance(place, ir.VarPlace):
-            return ir.VarPlace(shadow)
-        return ir.ElemPlace(shadow, tuple(ir.unchecked(i) for i in place.indices), None)
+            return ir.VarPlace(shadow, place.field)
+        return ir.ElemPlace(shadow, tuple(ir.unchecked(i) for i in place.indices), None,
+                            place.field)
 
     def shadow_value(self, leaf):
         """The shadow of a leaf expression (`Read`, `Load`) as an expression, or None."""
         if isinstance(leaf, ir.Read):
             shadow = self.shadow(leaf.var)
-            return None if shadow is None else ir.Read(shadow)
+            return None if shadow is None else ir.Read(shadow, leaf.field)
         if isinstance(leaf, ir.Load):
             shadow = self.shadow(leaf.var)
             return None if shadow is None else ir.Load(
-                shadow, tuple(ir.unchecked(i) for i in leaf.indices), None)
+                shadow, tuple(ir.unchecked(i) for i in leaf.indices), None, leaf.field)
         return None
 
     def shadow_array_alloc(self, stmt: ir.Alloc) -> list:

@@ -16,12 +16,15 @@ Constructs the compiled backends do not handle yet are refused with
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
+from .lower_complex import Pair, as_pair
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
@@ -44,6 +47,8 @@ def type_of_value(value, backend: str = "llvm"):
         return "f32"
     if isinstance(value, float):
         return "f64"
+    if isinstance(value, complex):
+        return "complex"
     if isinstance(value, np.ndarray):
         scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
         if scalar is not None and value.ndim > 0 and (type(value) is np.ndarray or
@@ -57,7 +62,7 @@ def type_of_value(value, backend: str = "llvm"):
 _ARRAY_SYSTEMS = {FixedArray: "fixed", ULogArray: "ulog"}
 _DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
                   np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
-                  np.dtype(np.bool_): "bool"}
+                  np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex"}
 
 
 def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> ir.Module:
@@ -197,6 +202,8 @@ class _FunctionLowering:
                                  stmt.target.span)
         if target.type == "ulog":
             return [self.ulog_update(stmt, target)]
+        if target.type == "complex":
+            return self.complex_update(stmt, target)
         if stmt.op in ("*=", "/="):
             raise RlangTypeError(f"`{stmt.op}` is reversible only on ulog; the target is "
                                  f"{target.type}", stmt.span)
@@ -223,6 +230,23 @@ class _FunctionLowering:
             value = nonzero_divisor(self, value, stmt.span, (text,))
         checks = self.alias_checks(stmt.target, target, stmt.value)
         return ir.Update(target, "+=" if stmt.op == "*=" else "-=", value, checks)
+
+    def complex_update(self, stmt, target) -> list:
+        """`z += e` / `z -= e` on a complex place: one update per part."""
+        if stmt.op not in ("+=", "-="):
+            raise RlangTypeError(f"`{stmt.op}` cannot update the complex `{_text(stmt.target)}`",
+                                 stmt.span)
+        value = as_pair(self.expr(stmt.value), f"`{stmt.op}`", stmt.span)
+        checks = self.alias_checks(stmt.target, target, stmt.value)
+        return [ir.Update(part_place(target, 0), stmt.op, value.re, checks),
+                ir.Update(part_place(target, 1), stmt.op, value.im)]
+
+    def field_value(self, node: ast.Field):
+        """`z.re` / `z.im` as an f64 expression."""
+        place = self.place(node)
+        if isinstance(place, ir.VarPlace):
+            return ir.Read(place.var, place.field)
+        return ir.Load(place.var, place.indices, place.site, place.field)
 
     def accumulated(self, stmt, target_type: str, value):
         """The right-hand side converted to the target's type (same_kind casting)."""
@@ -258,7 +282,10 @@ class _FunctionLowering:
         if not isinstance(target, ir.ElemPlace) or not self.checks:
             return ()
         checks = []
-        for read in _index_reads(value_node):
+        field = getattr(target, "field", None)
+        for read, part in _index_reads(value_node):
+            if field is not None and part is not None and part != ("re", "im")[field]:
+                continue                    # the other part of a complex element
             root = ast.view_root(read)
             if root is not None and self.scope.get(root.id) is target.var:
                 indices = tuple(self.index(i) for i in read.indices)
@@ -273,6 +300,8 @@ class _FunctionLowering:
                                      stmt.span)
         if name == "CONJ":                  # the conjugate of a real number is itself
             place = self.place(stmt.args[0])
+            if place.type == "complex":
+                return [ir.Instr("NEG", (part_place(place, 1),))]
             if place.type not in ("i32", "i64", "f32", "f64", "fixed"):
                 from .values import with_article
 
@@ -298,12 +327,16 @@ class _FunctionLowering:
             raise RlangTypeError("SWAP needs two views of the same type", stmt.span)
         if name == "FLIP" and places[0].type != "bool":
             raise RlangTypeError("FLIP needs a bool view", stmt.span)
-        if name in ("NEG", "INC", "DEC") and places[0].type in ("bool", "ulog"):
+        if name in ("INC", "DEC") and places[0].type == "complex" or \
+                name in ("NEG", "INC", "DEC") and places[0].type in ("bool", "ulog"):
             raise RlangTypeError(f"{name} cannot update a {places[0].type}", stmt.span)
         alias = self.site("instr_alias", stmt.span,
                           (name, _text(stmt.args[0]), _text(stmt.args[1]))) \
             if count == 2 and all(isinstance(p, ir.ElemPlace) for p in places) \
             and places[0].var is places[1].var else None
+        if places[0].type == "complex":     # SWAP and NEG, part by part
+            return [ir.Instr(name, tuple(part_place(p, field) for p in places), angle,
+                             alias if field == 0 else None) for field in (0, 1)]
         return [ir.Instr(name, places, angle, alias)]
 
     def _alloc(self, stmt: ast.Alloc) -> list:
@@ -328,7 +361,7 @@ class _FunctionLowering:
                                      "`zeros(T, n…)` or an array literal", value.span)
         var = ir.Var(stmt.name, lowered.type)
         self.scope[stmt.name] = var
-        return [ir.Alloc(var, lowered)]
+        return [ir.Alloc(var, complex_value(lowered))]
 
     def _dealloc(self, stmt: ast.Dealloc) -> list:
         var = self.scope.pop(stmt.name)
@@ -353,8 +386,12 @@ class _FunctionLowering:
         detail = (stmt.name, var.type)
         # the value is kept with the checks off too: gradients flow into it
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
-        expected = to_system(self, expected, var.type, stmt.value.span) \
-            if var.type in SYSTEMS else _convert(expected, var.type)
+        if var.type == "complex":
+            expected = complex_value(as_pair(expected, "a deallocation", stmt.span))
+        elif var.type in SYSTEMS:
+            expected = to_system(self, expected, var.type, stmt.value.span)
+        else:
+            expected = _convert(expected, var.type)
         return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
 
     def _zeros(self, stmt: ast.Zeros) -> list:
@@ -409,7 +446,7 @@ class _FunctionLowering:
                 lowered = self.expr(arg)
                 if not isinstance(lowered.type, str):
                     raise BackendUnsupported("compiled print/show take scalars", arg.span)
-                args.append((_text(arg), lowered))
+                args.append((_text(arg), complex_value(lowered)))
         shape = tuple((text, None if value is None else value.type) for text, value in args)
         site = self.module.add_site(ir.Site("print", stmt.span, self.fn.name, self.inverse,
                                             (stmt.func, shape)))
@@ -502,6 +539,7 @@ class _FunctionLowering:
             if not isinstance(value.type, str):
                 raise BackendUnsupported("array expressions as call arguments", arg.span)
             temp = ir.Var(f"{callee.params[k].name}·arg", value.type)
+            value = complex_value(value)
             before.append(ir.Alloc(temp, value))
             args.append(ir.VarPlace(temp))
             types.append(value.type)
@@ -520,6 +558,13 @@ class _FunctionLowering:
 
     # ----------------------------------------------------------------- views
     def place(self, view):
+        if isinstance(view, ast.Field):
+            base = self.place(view.base)
+            if base.type != "complex" or view.name not in ("re", "im") or \
+                    getattr(base, "field", None) is not None:
+                raise RlangTypeError(f"`.{view.name}` needs a complex value, got "
+                                     f"{ir.type_text(base.type)}", view.span)
+            return part_place(base, 0 if view.name == "re" else 1)
         if isinstance(view, ast.Name):
             var = self.scope.get(view.id)
             if var is None:
@@ -619,14 +664,30 @@ _CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
 _ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}
 
 
-def _zero_of(t: str) -> ir.Const:
+def _zero_of(t: str):
+    if t == "complex":
+        return ir.ComplexValue(ir.Const(0.0, "f64"), ir.Const(0.0, "f64"))
     return zero_or_one(t, False) if t in SYSTEMS else ir.Const(_ZERO[t], t)
 
 
-def _index_reads(node):
-    """The `a[…]` nodes of an expression (including inside indices)."""
+def part_place(place, field: int):
+    """The re (0) or im (1) part of a complex place."""
+    return replace(place, field=field)
+
+
+def complex_value(value):
+    """A lowered value as an IR value: a complex Pair becomes a ComplexValue."""
+    return ir.ComplexValue(value.re, value.im) if isinstance(value, Pair) else value
+
+
+def _index_reads(node, part=None):
+    """The `a[…]` nodes of an expression (including inside indices), each with the
+    part of a complex element it reads (`re`, `im`, or None: all of it)."""
+    if isinstance(node, ast.Field) and isinstance(node.base, ast.Index):
+        yield from _index_reads(node.base, node.name)
+        return
     if isinstance(node, ast.Index):
-        yield node
+        yield node, part
         for i in node.indices:
             yield from _index_reads(i)
         return

@@ -10,6 +10,8 @@ from __future__ import annotations
 from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import is_number_literal
+from .lower_complex import Pair, as_pair, complex_binary, complex_builtin, f64, load_pair, \
+    negate, read_pair
 from .lower_systems import SYSTEMS, from_system, log_of, system_binary, system_constant, \
     to_system, zero_or_one
 from .numbers import F32, I32, Fixed, ULog
@@ -46,7 +48,13 @@ def lower_expr(fl, node, literal_type: str | None = None):
         return _name(fl, node)
     if kind is ast.Index:
         var = fl.array_var(node)
+        if var.type.elem == "complex":
+            return load_pair(var, fl.indices(node, var), fl.bounds_site(node))
         return ir.Load(var, fl.indices(node, var), fl.bounds_site(node))
+    if kind is ast.Field:
+        return fl.field_value(node)
+    if kind is ast.ImagLit:
+        return Pair(ir.Const(0.0, "f64"), ir.Const(float(node.value), "f64"))
     if kind is ast.Unary:
         return _unary(fl, node, literal_type)
     if kind is ast.Binary:
@@ -73,7 +81,7 @@ def _int_literal(node, literal_type):
 def _name(fl, node: ast.Name):
     var = fl.scope.get(node.id)
     if var is not None:
-        return ir.Read(var)
+        return read_pair(var) if var.type == "complex" else ir.Read(var)
     consts = fl.lowering.consts
     if node.id in consts:
         value = consts[node.id]
@@ -91,6 +99,8 @@ def _name(fl, node: ast.Name):
             return ir.Const(value.raw, "fixed")
         if isinstance(value, ULog):
             return ir.Const(value.log, "ulog")
+        if isinstance(value, complex):
+            return Pair(ir.Const(value.real, "f64"), ir.Const(value.imag, "f64"))
         raise BackendUnsupported(f"the constant `{node.id}` has a type the compiled "
                                  "backends do not handle yet", node.span)
     raise RlangTypeError(f"`{node.id}` is not defined here", node.span)
@@ -107,6 +117,8 @@ def _unary(fl, node: ast.Unary, literal_type):
         return ir.Const(-inner.value, inner.type)
     operand = lower_expr(fl, node.operand)
     t = operand.type
+    if node.op == "-" and t == "complex":
+        return negate(operand)
     if node.op == "-":
         if t not in ("i32", "i64", "f32", "f64", "fixed"):
             hint = "; a ulog is never negative" if t == "ulog" else ""
@@ -152,6 +164,8 @@ def _binary(fl, node: ast.Binary):
     left, right = _operands(fl, node)
     if left.type in SYSTEMS or right.type in SYSTEMS:
         return system_binary(fl, node, left, right)
+    if left.type == "complex" or right.type == "complex":
+        return complex_binary(node, left, right)
     if op in _COMPARE:
         if left.type == "bool" and right.type == "bool":
             return ir.Compare(op, left, right)
@@ -205,6 +219,8 @@ def _call(fl, node: ast.Call):
                                      f"{scalar} values yet", node.span)
         if scalar in SYSTEMS:
             return zero_or_one(scalar, name == "one")
+        if scalar == "complex":
+            return Pair(ir.Const(0.0 if name == "zero" else 1.0, "f64"), ir.Const(0.0, "f64"))
         return ir.Const(_CAST[scalar](0 if name == "zero" else 1), scalar)
     if name in ("f64", "f32", "i64", "i32", "bool"):
         value = lower_expr(fl, node.args[0])
@@ -214,6 +230,9 @@ def _call(fl, node: ast.Call):
             raise BackendUnsupported(f"`{name}` of {ir.type_text(value.type)}", node.span)
         if value.type in SYSTEMS:
             return from_system(fl, value, name, node.span)
+        if value.type == "complex":
+            raise RlangTypeError(f"`{name}` of a complex number; use real(z), imag(z) or "
+                                 "abs(z)", node.span)
         checked = name in ("i64", "i32", "bool") and (value.type in ir.FLOAT_TYPES or
                                                       name != "i64")
         if checked:
@@ -228,14 +247,17 @@ def _call(fl, node: ast.Call):
                                  node.span)
         return to_system(fl, value, name, node.span)
     if name == "complex":
-        raise BackendUnsupported(f"`{name}(…)`: the compiled backends do not handle {name} "
-                                 "numbers yet", node.span)
+        return _complex_call(fl, node)
     builtin = BUILTINS.get(name)
     if builtin is None:
         raise BackendUnsupported(f"`{name}(…)` in compiled code", node.span)
     args = [lower_expr(fl, arg) for arg in node.args]
     if name == "log" and len(args) == 1 and args[0].type == "ulog":
         return log_of(args[0])              # the logarithm a ulog holds, exactly
+    if any(a.type == "complex" for a in args):
+        if builtin.complex_forward is None or len(args) != 1:
+            raise RlangTypeError(f"`{name}` is not defined for complex numbers", node.span)
+        return complex_builtin(name, args[0], node.span)
     for arg in args:
         if arg.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}` of {ir.type_text(arg.type)} in compiled code",
@@ -245,6 +267,18 @@ def _call(fl, node: ast.Call):
     if builtin.int_preserving and t in ("i32", "i64"):
         operand_type = t
     return ir.Builtin(name, tuple(convert(a, operand_type) for a in args), t)
+
+
+def _complex_call(fl, node: ast.Call):
+    """`complex(re, im)` of reals, or `complex(z)`."""
+    parts = [lower_expr(fl, arg) for arg in node.args]
+    if len(parts) == 1:
+        return as_pair(parts[0], "`complex`", node.span)
+    for part in parts:
+        if part.type not in ("bool", "i32", "i64", "f32", "f64"):
+            raise RlangTypeError(f"`complex(re, im)` needs real parts, got "
+                                 f"{ir.type_text(part.type)}", node.span)
+    return Pair(f64(parts[0]), f64(parts[1]))
 
 
 def _array_arg(fl, node, k):

@@ -41,10 +41,10 @@ class TangentFunction(ShadowFunction):
     kind = "tan"
 
     def shadow(self, var: ir.Var):
-        """As ShadowFunction.shadow; fixed and ulog values carry no tangents, as in the
+        """As ShadowFunction.shadow; fixed, ulog and complex values carry no tangents, as in the
         interpreter's Hessians (`dual.refuse_tangent`), so they are refused."""
         t = var.type.elem if isinstance(var.type, ir.ArrayType) else var.type
-        if t in ("fixed", "ulog"):
+        if t in ("fixed", "ulog", "complex"):
             from .errors import RlangTypeError
 
             raise RlangTypeError(f"Hessians through {t} values are not supported yet "

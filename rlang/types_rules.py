@@ -13,7 +13,7 @@ from .errors import RlangError
 RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4, "complex": 5}
 
 #: The scalar types the compiled backends handle so far.
-SUPPORTED_SCALARS = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog")
+SUPPORTED_SCALARS = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog", "complex")
 
 
 class BackendUnsupported(RlangError):

@@ -28,5 +28,6 @@ CTX_WORDS = CTX_FRAMES + MAX_FRAMES
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}
 C_TYPES = {"bool": "uint8_t", "i32": "int32_t", "i64": "int64_t", "f32": "float",
            "f64": "double",
-           # fixed: the raw Q20.43 value (value · 2^43); ulog: the logarithm
-           "fixed": "int64_t", "ulog": "double"}
+           # fixed: the raw Q20.43 value (value · 2^43); ulog: the logarithm;
+           # complex: a pointer to two doubles, re then im (as C's double _Complex)
+           "fixed": "int64_t", "ulog": "double", "complex": "double"}

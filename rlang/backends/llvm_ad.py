@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import ast
 from ..ad import loss_location, resolve_loss
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_shadow import shadow_type
@@ -29,10 +30,13 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
     fn = functions.unit.functions[name]
     outputs = functions.call(name, args, inverse)
     view = resolve_loss(fn, loss)
-    position, index = loss_location(fn, outputs, view)
+    part = view.name if isinstance(view, ast.Field) else None
+    position, index = loss_location(fn, outputs, view.base if part else view)
     types = tuple(type_of_value(v) for v in outputs)
     gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
-    _set(gradients, position, index, _seed(outputs[position], index))
+    seed = 1j if part == "im" else _seed(outputs[position], index)
+    _set(gradients, position, index,
+         complex(seed) if isinstance(gradients[position], complex) else seed)
     native = functions.native(name, types, inverse, derivative="grad")
     symbol = AdjointFunction.symbol(symbol_of(name, types, not inverse))
     new = functions.run(native, symbol, outputs + [g for g in gradients if g is not None])
@@ -63,9 +67,13 @@ def _in_value_space(gradient, value):
 
 def _zero_gradient(value, t):
     """The zero gradient of a float argument (None for integers and bools)."""
-    if shadow_type(t) is None:
+    shadow = shadow_type(t)
+    if shadow is None:
         return None
-    return np.zeros(value.shape) if isinstance(value, np.ndarray) else 0.0
+    complex_ = shadow == "complex" or getattr(shadow, "elem", None) == "complex"
+    if isinstance(value, np.ndarray):
+        return np.zeros(value.shape, dtype=np.complex128 if complex_ else np.float64)
+    return 0j if complex_ else 0.0
 
 
 def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
@@ -140,5 +148,6 @@ def _returned(shadows: list, new: list) -> list:
             out.append(None)
         else:
             value = next(values)
-            out.append(shadow if isinstance(shadow, np.ndarray) else float(value))
+            out.append(shadow if isinstance(shadow, np.ndarray) else
+                       complex(value) if isinstance(shadow, complex) else float(value))
     return out

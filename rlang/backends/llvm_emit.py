@@ -167,8 +167,18 @@ class _FunctionEmitter(ExprEmitter):
             if back == "copy":
                 b.store(b.load(local), arg)
             elif back == "add":
-                change = b.fsub(b.load(local), self.initial[local])
-                b.store(b.fadd(b.load(arg), change), arg)
+                b.store(self.add_change(b.load(arg), b.load(local), self.initial[local]), arg)
+
+    def add_change(self, target, now, before):
+        """target + (now − before), part by part for a complex."""
+        b = self.builder
+        if now.type != F64:
+            for k in (0, 1):
+                part = self.add_change(b.extract_value(target, k), b.extract_value(now, k),
+                                       b.extract_value(before, k))
+                target = b.insert_value(target, part, k)
+            return target
+        return b.fadd(target, b.fsub(now, before))
 
     def depth_site(self) -> int:
         return self.module.add_site(ir.Site("depth", self.fn.span, self.fn.name,
@@ -214,8 +224,9 @@ class _FunctionEmitter(ExprEmitter):
     def address(self, place):
         """The pointer to a place's storage."""
         if isinstance(place, ir.VarPlace):
-            return self.slots[place.var]
-        return self.element_pointer(place.var, place.indices, place.site)
+            slot = self.slots[place.var]
+            return slot if place.field is None else self.part(slot, place.field)
+        return self.element_pointer(place.var, place.indices, place.site, place.field)
 
     def load_place(self, place):
         return self.from_storage(self.builder.load(self.address(place)), place.type)
@@ -310,7 +321,14 @@ class _FunctionEmitter(ExprEmitter):
             return
         slot = self.results.get(var) or self.entry_alloca(storage_type(var.type), var.name)
         self.slots[var] = slot
+        if var.type == "complex":
+            for k, part in enumerate(self.complex_parts(stmt.value)):
+                self.builder.store(part, self.part(slot, k))
+            return
         self.builder.store(self.to_storage(self.expr(stmt.value), var.type), slot)
+
+    def complex_parts(self, value: ir.ComplexValue) -> tuple:
+        return self.expr(value.re), self.expr(value.im)
 
     def constant_data(self, constant: ir.ConstArray):
         """A pointer to the elements of a constant array (a private global)."""
@@ -327,6 +345,9 @@ class _FunctionEmitter(ExprEmitter):
     def to_storage_constant(self, value, t: str):
         if t == "bool":
             return ll.Constant(I8, int(bool(value)))
+        if t == "complex":
+            return ll.Constant(storage_type(t), [ll.Constant(F64, complex(value).real),
+                                                 ll.Constant(F64, complex(value).imag)])
         return self.constant(value, t)
 
     def constant_descriptor(self, constant: ir.ConstArray, name: str):
@@ -393,6 +414,10 @@ class _FunctionEmitter(ExprEmitter):
                 elif isinstance(stmt.value, ir.ConstArray):
                     nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
                                                 [data, self.constant_data(stmt.value), count])
+                elif var.type.elem == "complex":     # all zero: both parts of every one
+                    doubles = self.builder.bitcast(data, F64.as_pointer())
+                    nonzero = self.builder.call(self.nonzero_count_function("f64"), [
+                        doubles, self.builder.mul(count, ll.Constant(I64, 2))])
                 else:
                     nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
                                                 [data, count])
@@ -401,12 +426,27 @@ class _FunctionEmitter(ExprEmitter):
             self.builder.call(self.runtime("free", ll.VoidType(), [I8.as_pointer()]),
                               [self.builder.bitcast(data, I8.as_pointer())])
             return
-        if stmt.site is not None:
+        if stmt.site is not None and var.type == "complex":
+            value = [self.builder.load(self.part(self.slots[var], k)) for k in (0, 1)]
+            expected = self.complex_parts(stmt.value)
+            self.fail_if(self.complex_differs(value, expected), stmt.site, value + list(expected))
+        elif stmt.site is not None:
             value = self.from_storage(self.builder.load(self.slots[var]), var.type)
             expected = self.expr(stmt.value)
             differs = self.values_differ(value, expected, var.type)
             self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
                                               self.value_for_report(expected, var.type)])
+
+    def complex_differs(self, value, expected):
+        """The check equality of complex numbers (rlang.checks.values_equal): equal,
+        or |value − expected| ≤ ATOL."""
+        b = self.builder
+        equal = b.and_(b.fcmp_ordered("==", value[0], expected[0]),
+                       b.fcmp_ordered("==", value[1], expected[1]))
+        distance = self.call_math("hypot", [b.fsub(value[0], expected[0]),
+                                            b.fsub(value[1], expected[1])])
+        close = b.fcmp_ordered("<=", distance, ll.Constant(F64, ATOL))
+        return b.not_(b.or_(equal, close))
 
     def count_mismatches(self, var: ir.Var, other: ir.Var):
         """How many elements of two arrays of one type differ (the check equality);
@@ -450,6 +490,9 @@ class _FunctionEmitter(ExprEmitter):
         floats, two NaNs equal."""
         b = self.builder
         t = ir.representation(t)
+        if t == "complex":
+            return self.complex_differs([b.extract_value(value, k) for k in (0, 1)],
+                                        [b.extract_value(expected, k) for k in (0, 1)])
         if t not in ("f32", "f64"):
             return b.icmp_signed("!=", value, expected)
         x, y = self.to_f64(value, t), self.to_f64(expected, t)
@@ -460,13 +503,19 @@ class _FunctionEmitter(ExprEmitter):
         return b.not_(b.or_(b.or_(equal, close), both_nan))
 
     def _print(self, stmt: ir.Print) -> None:
-        values = [(text, value) for text, value in stmt.args if value is not None]
-        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(values))), "print")
-        for k, (_, value) in enumerate(values):
+        doubles = []
+        for _, value in stmt.args:
+            if value is None:
+                continue
+            if value.type == "complex":         # two doubles
+                doubles += self.complex_parts(value)
+                continue
             t = ir.representation(value.type)
             x = self.expr(value)
-            as_double = self.to_f64(x, t) if t in ("f32", "f64") else \
-                self.builder.bitcast(self.value_for_report(x, t), F64)
+            doubles.append(self.to_f64(x, t) if t in ("f32", "f64") else
+                           self.builder.bitcast(self.value_for_report(x, t), F64))
+        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(doubles))), "print")
+        for k, as_double in enumerate(doubles):
             self.builder.store(as_double, self.builder.gep(
                 buffer, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
         hook = self.print_hook()
@@ -620,6 +669,7 @@ class _FunctionEmitter(ExprEmitter):
 
 
 def _byte_size(scalar: str) -> int:
-    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}[ir.representation(scalar)]
+    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8,
+            "complex": 16}[ir.representation(scalar)]
 
 

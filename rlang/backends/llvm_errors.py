@@ -115,6 +115,8 @@ def _for_zero_step(site, ints, floats, _):
 
 
 def _reported_pair(t, ints, floats):
+    if t == "complex":
+        return complex(floats[0], floats[1]), complex(floats[2], floats[3])
     if ir.representation(t) in ("f32", "f64"):
         return floats[0], floats[1]
     if t == "bool":
@@ -243,7 +245,10 @@ def print_line(site, values) -> str:
             continue
         value = values[k]
         k += 1
-        if ir.representation(t) not in ("f32", "f64"):
+        if t == "complex":
+            value = complex(value, values[k])
+            k += 1
+        elif ir.representation(t) not in ("f32", "f64"):
             value = struct.unpack("<q", struct.pack("<d", value))[0]
             value = bool(value) if t == "bool" else value
         shown = _format_typed(value, t)

@@ -20,10 +20,12 @@ I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 F32, F64 = ll.FloatType(), ll.DoubleType()
 
 # fixed and ulog are held as their representation (Note [Number systems in the IR])
+# a complex is two doubles, re then im (Note [Complex numbers in the IR])
+COMPLEX = ll.ArrayType(F64, 2)
 _REGISTER = {"bool": I1, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
-             "ulog": F64}
+             "ulog": F64, "complex": COMPLEX}
 _STORAGE = {"bool": I8, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
-            "ulog": F64}
+            "ulog": F64, "complex": COMPLEX}
 
 #: Registry functions computed by a C library function of the same meaning.
 _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -138,7 +140,8 @@ class ExprEmitter:
             if isinstance(var.type, ir.ArrayType):
                 self.array_cache[var] = self.array_parts(var)
 
-    def element_pointer(self, var: ir.Var, indices, site):
+    def element_pointer(self, var: ir.Var, indices, site, field=None):
+        """The pointer to an element (to one part of a complex element with `field`)."""
         b = self.builder
         data, shape, strides = self.array_parts(var)
         offset = ll.Constant(I64, 0)
@@ -148,7 +151,12 @@ class ExprEmitter:
                 outside = b.icmp_unsigned(">=", i, extent)     # negative: huge unsigned
                 self.fail_if(outside, site + k, [i, extent])
             offset = b.add(offset, b.mul(i, stride))
-        return b.gep(data, [offset])
+        pointer = b.gep(data, [offset])
+        return pointer if field is None else self.part(pointer, field)
+
+    def part(self, pointer, field: int):
+        """The pointer to the re (0) or im (1) double of a complex."""
+        return self.builder.gep(pointer, [ll.Constant(I32, 0), ll.Constant(I32, field)])
 
     def nonzero_count_function(self, scalar: str):
         """`int64 rev_nonzero_<scalar>(T *data, int64 n)`: how many elements are not
@@ -203,10 +211,12 @@ class ExprEmitter:
         return self.constant(e.value, e.type)
 
     def _e_read(self, e: ir.Read):
+        if e.field is not None:
+            return self.builder.load(self.part(self.slots[e.var], e.field))
         return self.from_storage(self.builder.load(self.slots[e.var]), e.var.type)
 
     def _e_load(self, e: ir.Load):
-        pointer = self.element_pointer(e.var, e.indices, e.site)
+        pointer = self.element_pointer(e.var, e.indices, e.site, e.field)
         return self.from_storage(self.builder.load(pointer), e.type)
 
     def _e_dim(self, e: ir.Dim):

@@ -165,7 +165,8 @@ class NativeModule:
             import sys
 
             site_info = self.sites[site]
-            count = sum(1 for _, t in site_info.detail[1] if t is not None)
+            count = sum(2 if t == "complex" else 1 for _, t in site_info.detail[1]
+                        if t is not None)
             line = print_line(site_info, [values[k] for k in range(count)])
             (self.out or sys.stdout).write(line + "\n")
 
@@ -205,6 +206,8 @@ def _argument(value, t):
         itemsize = value.itemsize
         return (ctypes.c_int64 * (1 + 2 * t.ndim))(
             value.ctypes.data, *value.shape, *[s // itemsize for s in value.strides])
+    if t == "complex":
+        return (ctypes.c_double * 2)(value.real, value.imag)
     if t == "fixed":
         return ctypes.c_int64(value.raw)
     if t == "ulog":
@@ -215,11 +218,13 @@ def _argument(value, t):
 def _result_holder(t):
     if isinstance(t, ir.ArrayType):
         return (ctypes.c_int64 * (1 + 2 * t.ndim))()
+    if t == "complex":
+        return (ctypes.c_double * 2)()
     return _SCALAR_CTYPES[t]()
 
 
 _DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
-           "f64": "float64", "fixed": "int64", "ulog": "float64"}
+           "f64": "float64", "fixed": "int64", "ulog": "float64", "complex": "complex128"}
 
 
 def _store_value(holder, t):
@@ -249,6 +254,8 @@ def _libc():
 def _result(value, holder, t):
     if isinstance(t, ir.ArrayType):
         return value
+    if t == "complex":
+        return complex(holder[0], holder[1])
     raw = holder.value
     if t == "bool":
         return bool(raw)

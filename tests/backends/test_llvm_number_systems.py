@@ -300,3 +300,142 @@ def test_hessians_through_ulog_are_refused_alike():
         with pytest.raises(rlang.RlangTypeError, match="Hessians through ulog values"):
             rlang.hessian(module["ulog_loss!"], [0.0, ULog.from_value(2.0), 1.25,
                                                  np.array([0.5, 3.0])], loss="y!")
+
+
+COMPLEX = """
+function arith!(w!: complex, z: complex, v: complex, x: f64)
+    w! += z * v - z / v + x
+    w! -= v / complex(x, -2.0 * x)
+    w!.re += abs(z) + abs2(v) + angle(z) + real(v) * imag(z)
+    w!.im -= z.re * v.im
+    w! += conj(z) * 2
+    if (z == v, ~)
+        w! += 1.0im
+    end
+end
+
+function functions!(w!: complex, z: complex)
+    w! += exp(z) + log(z) + sqrt(z) + sin(z) + cos(z) + sinh(z) + cosh(z)
+    w! += tan(z) + tanh(z)
+end
+
+function instructions!(a!: complex, b!: complex, zs!: complex[:])
+    SWAP(a!, b!)
+    NEG(a!)
+    CONJ(b!)
+    for i = 0:length(zs!) - 1
+        zs![i].im += zs![i].re * 2.0
+        addto!(zs![i], a! + b!)
+    end
+end
+
+function addto!(w!: complex, z: complex)
+    w! += z
+end
+
+function main()
+    z ← 3.0 + 4.0im
+    zs ← [1.0 + 0.0im, -1.0 + 0.5im]
+    ys ← zeros(complex, 2)
+    ys[1] += z * zs[1]
+    @safe show(z, ys[1])
+    @safe print("z =", z, zs[0].im)
+    t ← z * 2.0
+    t → 6.0 + 8.0im
+end
+"""
+
+Z_VALUES = [(3.0 + 4.0j, 0.5 - 2.0j), (-1.5 + 0.25j, 2.0 + 0.0j), (0.7 - 0.1j, -0.3 + 5.0j),
+            (2.0 + 1.0j, 2.0 + 1.0j), (1.0 + 1e-9j, 0.0 + 0.0j)]
+
+
+def close(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True)
+    if isinstance(a, complex):
+        return type(b) is complex and all(
+            x == y or abs(x - y) <= 1e-12 * max(abs(b), 1e-300) or (x != x and y != y)
+            for x, y in ((a.real, b.real), (a.imag, b.imag)))
+    return same(a, b)
+
+
+@pytest.mark.parametrize("z, v", Z_VALUES)
+def test_complex_arithmetic_agrees(z, v):
+    expected, got = run_both(COMPLEX, "arith!", [0.5 - 0.5j, z, v, 1.25])
+    assert all(close(g, e) for g, e in zip(got, expected)), (got, expected)
+
+
+@pytest.mark.parametrize("z", [3.0 + 4.0j, -2.0 + 0.0j, 0.5 - 1.5j, -0.3 - 0.2j, 1.0 + 1e-8j,
+                               -4.0 - 0.0j])
+def test_complex_functions_agree_with_cmath(z):
+    expected, got = run_both(COMPLEX, "functions!", [0j, z])
+    assert close(got[0], expected[0]), (got, expected)
+
+
+def test_complex_instructions_views_and_calls():
+    args = [1.0 + 2.0j, -3.0 + 0.5j, np.array([1.0 + 1.0j, 2.0 - 1.0j, 0.0 + 0.0j])]
+    expected, got = run_both(COMPLEX, "instructions!", args)
+    assert all(close(g, e) for g, e in zip(got, expected))
+    back_expected, back = run_both(COMPLEX, "instructions!", list(expected), inverse=True)
+    assert all(close(g, e) for g, e in zip(back, back_expected))
+    assert close(back[2], args[2])
+
+
+def test_complex_store_output_and_checks():
+    interp, llvm = both(COMPLEX)
+    outputs = []
+    for module in (interp, llvm):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            store = module.run_main()
+        outputs.append((store, out.getvalue()))
+    (expected, expected_out), (got, got_out) = outputs
+    assert got_out == expected_out
+    assert [n for n, _ in got] == [n for n, _ in expected]
+    assert all(close(a, b) for (_, a), (_, b) in zip(got, expected))
+    broken = COMPLEX.replace("t → 6.0 + 8.0im", "t → 6.0 + 8.5im")
+    errors = []
+    for module in both(broken):
+        with pytest.raises(rlang.ReversibilityError) as info:
+            module.run_main()
+        errors.append(info.value)
+    assert errors[1].message == errors[0].message and errors[1].span == errors[0].span
+
+
+COMPLEX_GRADIENTS = """
+function closs!(w!: complex, z: complex, zs: complex[:], x: f64)
+    @routine begin
+        t ← 0.0 + 0.0im
+        t += z * z + exp(zs[0]) / (zs[1] + x)
+        t += log(z) * sqrt(zs[1])
+    end
+    w! += t * conj(z) + abs(t) * 1.0im
+    ~@routine
+end
+"""
+
+
+@pytest.mark.parametrize("loss", ["w!.re", "w!.im", "w!"])
+def test_complex_gradients_agree(loss):
+    def args():
+        return [0.25 + 0.0j, 1.5 - 0.5j, np.array([0.3 + 0.2j, 2.0 - 1.0j]), 0.75]
+    interp, llvm = both(COMPLEX_GRADIENTS)
+    expected = rlang.gradient(interp["closs!"], args(), loss=loss)
+    got = rlang.gradient(llvm["closs!"], args(), loss=loss)
+    for g, e in zip(got, expected):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-12)
+            assert g.dtype == e.dtype
+        else:
+            assert type(g) is type(e) and close(g, e), (g, e)
+    with pytest.raises(rlang.RlangTypeError, match="Hessians through complex"):
+        rlang.hessian(llvm["closs!"], args(), loss="w!.re")
+
+
+@pytest.mark.parametrize("body", ["w! += z ** 2", "w! += asin(z)"])
+def test_complex_constructs_not_compiled_are_refused(body):
+    from rlang.types_rules import BackendUnsupported
+
+    source = f"function f!(w!: complex, z: complex)\n    {body}\nend\n"
+    with pytest.raises(BackendUnsupported):
+        rlang.loads(source, backend="llvm")["f!"](0j, 1.0 + 1.0j)

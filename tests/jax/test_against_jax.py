@@ -66,7 +66,7 @@ GRAD_RTOL = 1e-9
 #: Programs the llvm backend does not compile yet, with the construct it names;
 #: their tests run on the interpreter under both parametrisations, and
 #: `test_llvm_refuses_what_it_does_not_compile_yet` keeps the list true.
-LLVM_NOT_YET = {"complex": "complex", "stack_rnn": "stack("}
+LLVM_NOT_YET = {"stack_rnn": "stack("}
 
 #: The backend of the running test (the autouse fixture `backend` sets it).
 _BACKEND = ["interp"]
@@ -94,8 +94,7 @@ def _program(name: str, backend: str):
 def test_llvm_refuses_what_it_does_not_compile_yet(backend):
     from rlang.types_rules import BackendUnsupported
 
-    calls = {"complex": ("quadratic_map!", lambda: quadratic_map_args(0)),
-             "stack_rnn": ("stack_rnn!", lambda: [0.0, 0.5, 0.1, 0.2, np.ones(20),
+    calls = {"stack_rnn": ("stack_rnn!", lambda: [0.0, 0.5, 0.1, 0.2, np.ones(20),
                                                   np.ones(20)])}
     assert set(calls) == set(LLVM_NOT_YET)
     for name, (function, args) in calls.items():
