@@ -172,10 +172,13 @@ class ShadowFunction:
         return ir.Read(var)
 
     def free_temps(self, temps: list) -> list:
-        """The Deallocs of temporaries (in reverse order) and of their shadows."""
+        """The Deallocs of temporaries (in reverse order) and of the shadows some of
+        them were given (a temporary nobody differentiated has none)."""
         out = []
         for var in reversed(temps):
-            out += self.shadow_dealloc(var) + [ir.Dealloc(var, None, None)]
+            shadow = self.shadows.get(var)
+            out += ([] if shadow is None else [ir.Dealloc(shadow, None, None)]) + \
+                [ir.Dealloc(var, None, None)]
         return out
 
     # -------------------------------------------------------------- statements
