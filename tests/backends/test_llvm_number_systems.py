@@ -159,15 +159,19 @@ end
 """
 
 
-def test_arrays_of_fixed_and_ulog():
-    interp, llvm = both(ARRAYS)
+def run_main_both(source) -> list:
+    """[(store, printed output)] of `main` on the interpreter, then on llvm."""
     outputs = []
-    for module in (interp, llvm):
+    for module in both(source):
         out = io.StringIO()
         with redirect_stdout(out):
             store = module.run_main()
         outputs.append((store, out.getvalue()))
-    (expected, expected_out), (got, got_out) = outputs
+    return outputs
+
+
+def test_arrays_of_fixed_and_ulog():
+    (expected, expected_out), (got, got_out) = run_main_both(ARRAYS)
     assert got_out == expected_out
     assert [n for n, _ in got] == [n for n, _ in expected]
     for (name, a), (_, b) in zip(got, expected):
@@ -382,14 +386,7 @@ def test_complex_instructions_views_and_calls():
 
 
 def test_complex_store_output_and_checks():
-    interp, llvm = both(COMPLEX)
-    outputs = []
-    for module in (interp, llvm):
-        out = io.StringIO()
-        with redirect_stdout(out):
-            store = module.run_main()
-        outputs.append((store, out.getvalue()))
-    (expected, expected_out), (got, got_out) = outputs
+    (expected, expected_out), (got, got_out) = run_main_both(COMPLEX)
     assert got_out == expected_out
     assert [n for n, _ in got] == [n for n, _ in expected]
     assert all(close(a, b) for (_, a), (_, b) in zip(got, expected))
