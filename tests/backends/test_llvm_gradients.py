@@ -28,25 +28,13 @@ from rlang.primitives import BUILTINS, OPERATOR_PARTIALS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from test_gradients import LENGTH, LOSSES, programs  # noqa: E402
+from gradient_agreement import assert_same_gradients  # noqa: E402
 
 RTOL = 1e-12
 
 
 def _copy(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-
-
-def assert_same_gradients(got, expected, context=""):
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        if e is None:
-            assert g is None, context
-            continue
-        g, e = np.asarray(g, dtype=float), np.asarray(e, dtype=float)
-        scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
-        assert g.shape == e.shape, context
-        assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \
-            f"{context}\nllvm {g!r}\ninterpreter {e!r}"
 
 
 def both(source, name, args, loss, invcheck=True):

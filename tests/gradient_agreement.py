@@ -1,0 +1,21 @@
+"""The comparison of two backends' gradients, shared by tests/backends (llvm) and
+tests/cuda: None where the interpreter has none, else the same shape and values
+within RTOL (relative to the largest entry, so near-zero entries compare absolutely)."""
+from __future__ import annotations
+
+import numpy as np
+
+RTOL = 1e-12
+
+
+def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm"):
+    assert len(got) == len(expected), context
+    for g, e in zip(got, expected):
+        if e is None:
+            assert g is None, context
+            continue
+        g, e = np.asarray(g, dtype=float), np.asarray(e, dtype=float)
+        scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
+        assert g.shape == e.shape, context
+        assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \
+            f"{context}\n{backend} {g!r}\ninterpreter {e!r}"
