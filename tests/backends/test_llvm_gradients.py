@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from test_gradients import LENGTH, LOSSES, programs  # noqa: E402
 from gradient_agreement import assert_same_gradients  # noqa: E402
 
-RTOL = 1e-12
 
 
 def _copy(args):
