@@ -31,7 +31,6 @@ from test_gradients import LENGTH, LOSSES, programs  # noqa: E402
 from gradient_agreement import assert_same_gradients  # noqa: E402
 
 
-
 def _copy(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
