@@ -22,6 +22,9 @@ from numba import cuda, float32, float64, int32, int64
 from ..checks import ATOL
 from ..primitives import BUILTINS
 from . import abi
+# the record, bounds and check helpers are the same code on the GPU: gpu_namespace
+# compiles them as device functions like the others
+from .cuda_scalar import cki, ckp, frame, inb, ldk1, ldk2, ldk3, rec  # noqa: F401
 
 #: Words of a kernel's error buffer after the record: the order key (the thread's
 #: iteration number n), the lock, the loop index of the failed iteration.
@@ -164,60 +167,20 @@ def differs(x, y):
     return not (x == y or abs(x - y) <= ATOL or (x != x and y != y))
 
 
-def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1):
-    if ctx[abi.CTX_SITE] == 0:
-        ctx[abi.CTX_SITE] = site + 1
-        ctx[abi.CTX_IVALS] = i0
-        ctx[abi.CTX_IVALS + 1] = i1
-        ctx[abi.CTX_IVALS + 2] = i2
-        ctx[abi.CTX_IVALS + 3] = i3
-        ctxf[0] = f0
-        ctxf[1] = f1
 
 
-def frame(ctx, site):
-    count = ctx[abi.CTX_NFRAMES]
-    if count < abi.MAX_FRAMES:
-        ctx[abi.CTX_FRAMES + count] = site
-        ctx[abi.CTX_NFRAMES] = count + 1
 
 
-def inb(i, n, site, ctx, ctxf):
-    if i >= 0 and i < n:
-        return True
-    rec(ctx, ctxf, site, i, n, 0, 0, 0.0, 0.0)
-    return False
 
 
-def ldk1(a, i, zero, site, ctx, ctxf):
-    if inb(i, a.shape[0], site, ctx, ctxf):
-        return a[i]
-    return zero
 
 
-def ldk2(a, i, j, zero, site, ctx, ctxf):
-    if inb(i, a.shape[0], site, ctx, ctxf) and inb(j, a.shape[1], site + 1, ctx, ctxf):
-        return a[i, j]
-    return zero
 
 
-def ldk3(a, i, j, k, zero, site, ctx, ctxf):
-    if inb(i, a.shape[0], site, ctx, ctxf) and inb(j, a.shape[1], site + 1, ctx, ctxf) \
-            and inb(k, a.shape[2], site + 2, ctx, ctxf):
-        return a[i, j, k]
-    return zero
 
 
-def cki(b, a, site, ctx, ctxf):
-    if b == 0:
-        rec(ctx, ctxf, site, a, 0, 0, 0, 0.0, 0.0)
-    return b
 
 
-def ckp(b, a, site, ctx, ctxf):
-    if b < 0:
-        rec(ctx, ctxf, site, a, b, 0, 0, 0.0, 0.0)
-    return b
 
 
 def cvf_int(x, low, high, site, ctx, ctxf):
