@@ -32,10 +32,9 @@ class LlvmFunctions:
         signature = _signature(args)
         fast = self._fast.get((name, inverse, signature)) if signature else None
         if fast is not None:        # arguments known to conform as they are
-            values = [_native_array(a) for a in args]
             if self.invcheck:
-                self.interpreter._check_argument_aliasing(self.unit.functions[name], values)
-            return self.run(*fast, values)
+                self.interpreter._check_argument_aliasing(self.unit.functions[name], args)
+            return self.run(*fast, args)
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
@@ -55,7 +54,7 @@ class LlvmFunctions:
                   for p, v in zip(fn.params, args)]
         if self.invcheck:
             self.interpreter._check_argument_aliasing(fn, values)
-        return [_native_array(v) for v in values]
+        return values
 
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on
@@ -113,18 +112,6 @@ def _signature(args) -> tuple | None:
         else:
             return None
     return tuple(out)
-
-
-def _native_array(value):
-    """Arrays the generated code can address: aligned, native byte order, element
-    strides.  Others are refused rather than copied (updates must land in place)."""
-    if isinstance(value, np.ndarray):
-        if not value.flags.aligned or not value.dtype.isnative or \
-                any(s % value.itemsize for s in value.strides):
-            raise RlangTypeError("the llvm backend needs aligned arrays in native byte order "
-                                 "with whole-element strides; pass a copy "
-                                 "(np.ascontiguousarray)")
-    return value
 
 
 def _unit_key(unit) -> str:

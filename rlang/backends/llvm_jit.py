@@ -23,18 +23,13 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 
-from .. import ir
 from ..errors import RlangError
-from . import abi
 from .llvm_errors import error_from_context, print_line
+from .llvm_marshal import EntryLayout
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `_compiler_digest`).
 CODE_VERSION = "3"
-
-_SCALAR_CTYPES = {"bool": ctypes.c_uint8, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-                  "f32": ctypes.c_float, "f64": ctypes.c_double, "fixed": ctypes.c_int64,
-                  "ulog": ctypes.c_double}
 
 _initialised = False
 
@@ -152,6 +147,7 @@ class NativeModule:
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
         self._functions: dict = {}
+        self._entries: dict = {}       # symbol → (ctypes function, EntryLayout)
         self.out = None                 # where @safe print writes (None: stdout)
         self._install_print_hook()
 
@@ -185,97 +181,13 @@ class NativeModule:
     def call(self, symbol: str, values: list, max_depth: int) -> list:
         """The new values of the arguments, followed by (name, value) pairs of the
         store when the function is `main`."""
-        types, results = self.symbols[symbol]
-        ctx = (ctypes.c_int64 * abi.CTX_WORDS)()
-        ctx[abi.CTX_MAX_DEPTH] = max_depth
-        holders = [_argument(value, t) for value, t in zip(values, types)]
-        holders += [_result_holder(t) for _, t in results]
-        args = (ctypes.c_void_p * max(1, len(holders)))(
-            *[ctypes.addressof(holder) for holder in holders])
-        status = self.function(symbol)(ctypes.addressof(ctx), ctypes.addressof(args))
-        if status != 0:
-            raise error_from_context(list(ctx), self.sites, max_depth)
-        new = [_result(value, holder, t) for value, holder, t in zip(values, holders, types)]
-        for (name, t), holder in zip(results, holders[len(values):]):
-            new.append((name, _store_value(holder, t)))
-        return new
-
-
-def _argument(value, t):
-    if isinstance(t, ir.ArrayType):
-        itemsize = value.itemsize
-        return (ctypes.c_int64 * (1 + 2 * t.ndim))(
-            value.ctypes.data, *value.shape, *[s // itemsize for s in value.strides])
-    if t == "complex":
-        return (ctypes.c_double * 2)(value.real, value.imag)
-    if t == "fixed":
-        return ctypes.c_int64(value.raw)
-    if t == "ulog":
-        return ctypes.c_double(value.log)
-    return _SCALAR_CTYPES[t](value)
-
-
-def _result_holder(t):
-    if isinstance(t, ir.ArrayType):
-        return (ctypes.c_int64 * (1 + 2 * t.ndim))()
-    if t == "complex":
-        return (ctypes.c_double * 2)()
-    return _SCALAR_CTYPES[t]()
-
-
-_DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
-           "f64": "float64", "fixed": "int64", "ulog": "float64", "complex": "complex128"}
-
-
-def _store_value(holder, t):
-    """A store variable's value; an array is copied out of the memory the generated
-    code allocated, which is then freed."""
-    if not isinstance(t, ir.ArrayType):
-        return _result(None, holder, t)
-    import numpy as np
-
-    shape = tuple(holder[1 + k] for k in range(t.ndim))
-    array = np.zeros(shape, dtype=_DTYPES[t.elem])
-    if array.nbytes:
-        ctypes.memmove(array.ctypes.data, holder[0], array.nbytes)
-    _libc().free(ctypes.c_void_p(holder[0]))
-    from ..numbers import FixedArray, ULogArray
-
-    system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
-    return array.view(system) if system is not None else array
-
-
-def _libc():
-    library = ctypes.CDLL(None)
-    library.free.argtypes = [ctypes.c_void_p]
-    return library
-
-
-def _result(value, holder, t):
-    if isinstance(t, ir.ArrayType):
-        return value
-    if t == "complex":
-        return complex(holder[0], holder[1])
-    raw = holder.value
-    if t == "bool":
-        return bool(raw)
-    if t == "i32":
-        from ..numbers import I32
-
-        return I32(raw)
-    if t == "f32":
-        from ..numbers import F32
-
-        return F32(raw)
-    if t == "fixed":
-        from ..numbers import Fixed
-
-        return Fixed(raw)
-    if t == "ulog":
-        from ..numbers import ULog
-
-        return ULog(raw)
-    return raw
-
-
-
+        entry = self._entries.get(symbol)
+        if entry is None:
+            types, results = self.symbols[symbol]
+            entry = self._entries[symbol] = (self.function(symbol),
+                                             EntryLayout(types, results))
+        function, layout = entry
+        buffer = layout.pack(values, max_depth)
+        if function(layout.ctx(buffer), layout.args(buffer)) != 0:
+            raise error_from_context(layout.context(buffer), self.sites, max_depth)
+        return layout.unpack(buffer, values)

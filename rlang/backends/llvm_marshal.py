@@ -1,0 +1,203 @@
+"""Pack Python values into the memory an entry point reads, and read them back.
+
+An entry point `<symbol>_entry(int64 *ctx, void **args)` (rlang/backends/abi.py)
+takes the error context, an array of argument pointers, and behind each pointer
+the argument's storage: an array's descriptor `{data, shape…, strides…}`, a
+complex number's two doubles, a scalar.  `EntryLayout(types, results)` lays all of
+that out in one buffer of int64 words, so a call costs one allocation, one
+`struct.pack_into` and one `struct.unpack_from` rather than a ctypes object per
+argument (a call of a small kernel is dominated by this; docs/backends.md,
+"Calling compiled code").
+
+    layout = EntryLayout(types, results)
+    buffer = layout.pack(values, max_depth)        # → ctypes int64 array
+    status = entry(layout.ctx(buffer), layout.args(buffer))
+    new_values, store = layout.unpack(buffer, values)
+
+`values` are conformed to `types` already (rlang/backends/llvm.py); arrays must be
+aligned, in native byte order and with whole-element strides, otherwise `pack`
+raises RlangTypeError (updates must land in place, so they are never copied).
+`results` name the store variables `main` returns; their holders start zeroed and
+an array among them is memory the generated code allocated, copied into NumPy and
+freed by `unpack`.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+
+from .. import ir
+from ..errors import RlangTypeError
+from . import abi
+
+#: struct codes of one scalar holder (each holder takes whole 8-byte words).
+_SCALAR_CODES = {"bool": "?7x", "i32": "i4x", "i64": "q", "f32": "f4x", "f64": "d",
+                 "fixed": "q", "ulog": "d", "complex": "dd"}
+_HEADER = struct.Struct(f"=qqq{(abi.CTX_WORDS - 3) * 8}x")     # site, depth, max depth
+_CTX = struct.Struct("=" + "q" * abi.CTX_WORDS)
+
+_DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
+           "f64": "float64", "fixed": "int64", "ulog": "float64", "complex": "complex128"}
+
+
+class EntryLayout:
+    """The buffer layout of one entry point: the context words, the argument
+    pointer array, then one holder per argument and per store result."""
+
+    def __init__(self, types: tuple, results: tuple = ()):
+        self.types, self.results = tuple(types), tuple(results)
+        holders = list(self.types) + [t for _, t in self.results]
+        codes = [_holder_code(t) for t in holders]
+        self._pointers_at = abi.CTX_WORDS * 8
+        self._holders_at = self._pointers_at + 8 * len(holders)
+        self._holders = struct.Struct("=" + "".join(codes))
+        self._whole = struct.Struct(_HEADER.format + "Q" * len(holders) + "".join(codes))
+        self._words = (self._holders_at + self._holders.size) // 8
+        # where each holder starts: in bytes from the first holder, in unpacked fields
+        self._offsets, self._fields, at, field = [], [], 0, 0
+        for code, t in zip(codes, holders):
+            self._offsets.append(at)
+            self._fields.append(field)
+            at += struct.calcsize("=" + code)
+            field += _field_count(t)
+        self._packers = [_packer(t) for t in self.types]
+        self._zeros = [0] * sum(_field_count(t) for _, t in self.results)
+
+    def pack(self, values: list, max_depth: int):
+        """A fresh buffer holding `values` (arguments, in the order of `types`)."""
+        buffer = (ctypes.c_int64 * self._words)()
+        base = ctypes.addressof(buffer) + self._holders_at
+        fields = list(map(base.__add__, self._offsets))
+        for pack, value in zip(self._packers, values):
+            pack(value, fields)
+        self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
+        return buffer
+
+    def ctx(self, buffer) -> int:
+        return ctypes.addressof(buffer)
+
+    def args(self, buffer) -> int:
+        return ctypes.addressof(buffer) + self._pointers_at
+
+    def context(self, buffer) -> list:
+        """The context words, after a failed check."""
+        return list(_CTX.unpack_from(buffer, 0))
+
+    def unpack(self, buffer, values: list) -> list:
+        """The arguments' new values (arrays: the same objects, updated in place),
+        then `(name, value)` for each store result."""
+        fields = self._holders.unpack_from(buffer, self._holders_at)
+        new = [value if isinstance(t, ir.ArrayType) else _scalar(fields, at, t)
+               for value, t, at in zip(values, self.types, self._fields)]
+        first = len(self.types)
+        for k, (name, t) in enumerate(self.results):
+            at = self._fields[first + k]
+            new.append((name, _store_array(fields, at, t) if isinstance(t, ir.ArrayType)
+                        else _scalar(fields, at, t)))
+        return new
+
+
+def _holder_code(t) -> str:
+    if isinstance(t, ir.ArrayType):
+        return "q" * (1 + 2 * t.ndim)
+    return _SCALAR_CODES[t]
+
+
+def _field_count(t) -> int:
+    if isinstance(t, ir.ArrayType):
+        return 1 + 2 * t.ndim
+    return 2 if t == "complex" else 1
+
+
+def _packer(t):
+    """`pack(value, fields)`: append the holder fields of one argument of type t."""
+    if isinstance(t, ir.ArrayType):
+        return _pack_array
+    if t == "complex":
+        return lambda value, fields: fields.extend((value.real, value.imag))
+    if t == "fixed":
+        return lambda value, fields: fields.append(value.raw)
+    if t == "ulog":
+        return lambda value, fields: fields.append(value.log)
+    return lambda value, fields: fields.append(value)
+
+
+def _pack_array(array, fields) -> None:
+    dtype = array.dtype
+    itemsize = dtype.itemsize
+    address = _data_address(array)
+    if address % dtype.alignment or not dtype.isnative:
+        raise _not_addressable()
+    fields.append(address)
+    fields += array.shape
+    for stride in array.strides:
+        if stride % itemsize:
+            raise _not_addressable()
+        fields.append(stride // itemsize)
+
+
+def _not_addressable() -> RlangTypeError:
+    return RlangTypeError("the llvm backend needs aligned arrays in native byte order "
+                          "with whole-element strides; pass a copy (np.ascontiguousarray)")
+
+
+def _scalar(fields: tuple, at: int, t):
+    raw = fields[at]
+    if t == "complex":
+        return complex(raw, fields[at + 1])
+    if t in ("i32", "f32", "fixed", "ulog"):
+        from .. import numbers
+
+        kind = {"i32": numbers.I32, "f32": numbers.F32, "fixed": numbers.Fixed,
+                "ulog": numbers.ULog}[t]
+        return kind(raw)
+    return raw
+
+
+def _store_array(fields: tuple, at: int, t):
+    """A store array: copied out of the memory the generated code allocated, which
+    is then freed."""
+    import numpy as np
+
+    shape = tuple(fields[at + 1:at + 1 + t.ndim])
+    array = np.zeros(shape, dtype=_DTYPES[t.elem])
+    if array.nbytes:
+        ctypes.memmove(array.ctypes.data, fields[at], array.nbytes)
+    _free(ctypes.c_void_p(fields[at]))
+    from ..numbers import FixedArray, ULogArray
+
+    system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
+    return array.view(system) if system is not None else array
+
+
+def _free(pointer) -> None:
+    library = ctypes.CDLL(None)
+    library.free.argtypes = [ctypes.c_void_p]
+    library.free(pointer)
+
+
+def _numpy_data_address(array) -> int:
+    return array.ctypes.data
+
+
+def _header_data_address(array) -> int:
+    """The `data` field of the PyArrayObject, the first word after the object header
+    (NumPy's stable ABI); a tenth of the cost of `array.ctypes.data`."""
+    return ctypes.c_void_p.from_address(id(array) + _DATA_FIELD).value or 0
+
+
+_DATA_FIELD = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
+
+
+def _choose_data_address():
+    """The header read where it gives what NumPy says (checked once on a view with
+    an offset), NumPy's own accessor otherwise."""
+    import numpy as np
+
+    probe = np.arange(4.0)[1:]
+    if _header_data_address(probe) == probe.ctypes.data:
+        return _header_data_address
+    return _numpy_data_address
+
+
+_data_address = _choose_data_address()
