@@ -36,9 +36,9 @@ from .. import ir
 from ..errors import InternalError
 from ..types_rules import BackendUnsupported
 from . import abi
-from .cuda_expr import ExprWriter, check_type, has_checks, literal
-from .cuda_kernels import KernelPlan, device_symbols, plan_kernel, refuse_device_constructs, \
-    walk
+from ..ir_walk import has_checks, walk
+from .cuda_expr import ExprWriter, check_type, literal
+from .cuda_kernels import KernelPlan, device_symbols, plan_kernel, refuse_device_constructs
 
 
 @dataclass

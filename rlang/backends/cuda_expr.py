@@ -27,13 +27,6 @@ _INT_RANGE = {"i64": ("-9223372036854775808.0", "9223372036854775808.0"),
               "i32": ("-2147483648.0", "2147483648.0")}
 
 
-def has_checks(e) -> bool:
-    """Whether evaluating `e` can record a failed check."""
-    if getattr(e, "site", None) is not None:
-        return True
-    return any(has_checks(x) for x in ir.operands(e))
-
-
 def check_type(t, what: str = "values", span=None) -> None:
     """Refuse IR types the cuda backend does not handle (fixed, ulog, complex, stacks)."""
     scalar = t.elem if isinstance(t, ir.ArrayType) else t

@@ -15,6 +15,8 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from .. import ir
+from ..ir_prune import prune_module
+from ..ir_zeros import drop_zero_updates
 from . import abi
 from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
 
@@ -70,6 +72,8 @@ def recursive_symbols(module: ir.Module) -> set:
 
 
 def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
+    # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py)
+    module = prune_module(drop_zero_updates(module))
     out = ll.Module(name=name)
     recursive = recursive_symbols(module)
     functions = {}

@@ -1,0 +1,179 @@
+"""Drop statements whose only effect is on ancillas that are freed unchecked.
+
+`prune_module(module)` returns a module (the same one when nothing changes) in which
+every function body has lost the statements that cannot matter:
+
+Note [Dead uncomputation]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+`@routine … ~@routine` computes ancillas, uses them, and uncomputes them so that
+`x → e` can check that they are back where they started.  With invcheck off (or
+under `@invcheckoff`) that deallocation checks nothing (`Dealloc.site` is None), so
+the uncomputation writes values nobody reads: half of the arithmetic of a program
+like GMM's objective.  LLVM removes such code for scalars, not for arrays, nor for
+loops and calls; this pass removes it on the IR, by a backward liveness walk over
+each statement list:
+
+- a statement is *quiet* when it can have no effect but its writes: no check site
+  anywhere in it (bounds, alias, division, conversion, domain checks: an error must
+  still be raised), no `print`/`show`/`assert`, no `while`/`from` loop (which might
+  not end), no `for` loop with a step that is not a nonzero constant, and calls only
+  to quiet, non-recursive functions;
+- a quiet statement none of whose written variables is live afterwards is dropped;
+- an unchecked `Dealloc` ends its variable's life; everything a kept statement
+  mentions becomes live; at the end of a function body the parameters and `main`'s
+  store are live, at the end of a loop body everything but its own ancillas (a later
+  pass may read them).
+
+Allocations and deallocations are always kept (memory is still taken and given
+back), so the program stays well formed; only the values left in dead ancillas
+differ, and nothing can observe them.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import ir
+from .ir_walk import defined_vars, expr_vars, has_checks, nested_bodies, stmt_exprs, \
+    stmt_places, walk
+
+
+def prune_module(module: ir.Module) -> ir.Module:
+    effects = _Effects(module)
+    functions, changed = {}, False
+    for symbol, fn in module.functions.items():
+        live_out = set(fn.params) | set(fn.results)
+        body = _prune(fn.body, live_out, effects)
+        changed |= body is not fn.body
+        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
+    return ir.Module(module.entry, functions, module.sites) if changed else module
+
+
+class _Effects:
+    """What the calls of a module can do: `quiet`, the functions whose bodies are
+    quiet, calls included (a recursive function never is: it may not end, and it
+    checks its depth); `written_arrays[symbol]`, the positions of the array
+    parameters a function may write, through its calls too."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.quiet: set = set()
+        self.written_arrays: dict = {}
+        changed = True
+        while changed:                  # until neither set grows
+            changed = False
+            for symbol, fn in module.functions.items():
+                if symbol not in self.quiet and all(self.is_quiet(s) for s in fn.body):
+                    self.quiet.add(symbol)
+                    changed = True
+                params = {var: k for k, var in enumerate(fn.params)
+                          if isinstance(var.type, ir.ArrayType)}
+                written = {params[var] for stmt in fn.body for var in self.written(stmt)
+                           if var in params}
+                if written != self.written_arrays.get(symbol, set()):
+                    self.written_arrays[symbol] = written
+                    changed = True
+
+    def written(self, stmt) -> set:
+        """The variables from outside a statement that it may change."""
+        out = set()
+        for s in walk((stmt,)):
+            if isinstance(s, ir.Update):
+                out.add(s.target.var)
+            elif isinstance(s, ir.Instr):
+                out.update(place.var for place in s.places)
+            elif isinstance(s, ir.Call):
+                callee = self.module.functions[s.callee]
+                arrays = self.written_arrays.get(s.callee, set())
+                for k, arg in enumerate(s.args):
+                    if isinstance(arg, ir.Read) or isinstance(arg.type, ir.ArrayType):
+                        if k in arrays:
+                            out.add(arg.var)
+                    elif k in callee.written or k in callee.accumulated:
+                        out.add(arg.var)
+            elif isinstance(s, (ir.Alloc, ir.Dealloc)):
+                out.add(s.var)
+        return out - defined_vars([s for body in nested_bodies(stmt) for s in body])
+
+    def is_quiet(self, stmt) -> bool:
+        """Whether a statement can have no effect but its writes (see the Note)."""
+        for s in walk((stmt,)):
+            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From)):
+                return False
+            if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType):
+                return False            # a negative size or no memory is an error
+            if isinstance(s, ir.Call) and s.callee not in self.quiet:
+                return False
+            if isinstance(s, ir.For) and not (isinstance(s.step, ir.Const) and s.step.value):
+                return False
+            if getattr(s, "alias_site", None) is not None or \
+                    (getattr(s, "site", None) is not None and not isinstance(s, ir.Call)):
+                return False            # a check (a call's site only names the call)
+            if isinstance(s, ir.Update) and s.alias_checks:
+                return False
+            if any(has_checks(e) for e in stmt_exprs(s)):
+                return False
+            for place in stmt_places(s):
+                if getattr(place, "site", None) is not None or \
+                        any(has_checks(i) for i in getattr(place, "indices", ())):
+                    return False
+        return True
+
+
+def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:
+    """`body` without its dead quiet statements, given the variables live after it
+    (`body` itself when nothing is dropped)."""
+    live = set(live_out)
+    kept = []
+    for stmt in reversed(body):
+        if isinstance(stmt, ir.Dealloc) and stmt.site is None:
+            live.discard(stmt.var)
+            kept.append(stmt)
+            continue
+        if not isinstance(stmt, ir.Alloc) and effects.is_quiet(stmt) and \
+                not (effects.written(stmt) & live):
+            continue
+        stmt = _prune_inside(stmt, effects)
+        kept.append(stmt)
+        live |= _mentioned(stmt)
+    if len(kept) == len(body) and all(a is b for a, b in zip(reversed(kept), body)):
+        return body
+    return tuple(reversed(kept))
+
+
+def _prune_inside(stmt, effects: _Effects):
+    """A kept statement with the dead code of its loop bodies dropped."""
+    if isinstance(stmt, (ir.For, ir.While)):
+        body = _prune(stmt.body, _mentioned_outside(stmt), effects)
+        return stmt if body is stmt.body else replace(stmt, body=body)
+    if isinstance(stmt, ir.From):
+        outer = _mentioned_outside(stmt)
+        body = _prune(stmt.body, outer, effects)
+        step = _prune(stmt.step, outer, effects)
+        if body is stmt.body and step is stmt.step:
+            return stmt
+        return replace(stmt, body=body, step=step)
+    return stmt
+
+
+def _mentioned_outside(stmt) -> set:
+    """What a later pass of a loop, or the code after it, may read: every variable
+    the loop mentions except those its body allocates itself."""
+    return _mentioned(stmt) - {s.var for body in nested_bodies(stmt) for s in body
+                               if isinstance(s, ir.Alloc)}
+
+
+def _mentioned(stmt) -> set:
+    """Every variable a statement (at any depth) reads, writes or binds."""
+    out = set()
+    for s in walk((stmt,)):
+        for e in stmt_exprs(s):
+            out.update(expr_vars(e))
+        for place in stmt_places(s):
+            out.add(place.var)
+            for index in getattr(place, "indices", ()):
+                out.update(expr_vars(index))
+        if isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+            out.add(s.var)
+        if isinstance(s, ir.Dealloc) and isinstance(s.value, ir.Read):
+            out.add(s.value.var)
+    return out

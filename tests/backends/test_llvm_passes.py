@@ -1,0 +1,152 @@
+"""The IR passes before code generation (issue #5): dead uncomputation
+(rlang/ir_prune.py) and updates by known zeros (rlang/ir_zeros.py).
+
+Each pass is checked twice: on the IR (what it drops and what it must keep) and on
+the compiled results, which must stay the interpreter's: forward, inverse, output,
+errors and gradients.
+"""
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang import ir
+from rlang.ad_ir import adjoint_module
+from rlang.ir_prune import prune_module
+from rlang.ir_walk import walk
+from rlang.ir_zeros import drop_zero_updates
+from rlang.lower import lower, type_of_value
+
+from gradient_agreement import assert_same_gradients
+
+SOURCE = """
+function norm2!(err!: f64, x: f64[:], m: f64[:])
+    @routine begin
+        n ← length(x)
+        xc ← zeros(f64, n)
+        for j = 0:n - 1
+            xc[j] += x[j] - m[j]
+        end
+    end
+    for j = 0:n - 1
+        err! += xc[j] * xc[j]
+    end
+    ~@routine
+end
+
+# the uncomputation prints: it must still print (twice in all)
+function loud!(err!: f64, x: f64[:])
+    @routine begin
+        t ← zeros(f64, 1)
+        t[0] += x[0] * 2.0
+        @safe print("t", t[0])
+    end
+    err! += t[0]
+    ~@routine
+end
+
+# the uncomputation runs a `while` loop, which is kept
+function counted!(err!: f64, k: i64)
+    @routine begin
+        c ← 0
+        while (c < k, c > 0)
+            c += 1
+        end
+    end
+    err! += f64(c)
+    ~@routine
+end
+
+function scaled!(s!: f64, x: f64[:])
+    for j = 0:length(x) - 1
+        s! += x[j] * 3.0
+    end
+end
+
+# the uncomputation calls two functions: one without array ancillas, dropped with
+# it, and one that allocates (an allocation can fail: kept)
+function outer!(err!: f64, x: f64[:])
+    @routine begin
+        t ← zeros(f64, length(x))
+        scaled!(t[0], x)
+        norm2!(t[1], x, x)
+        t[0] += x[0]
+    end
+    err! += t[0]
+    ~@routine
+end
+"""
+
+X = np.array([0.5, -1.25, 2.0])
+M = np.array([0.25, 0.75, -1.0])
+
+
+def _module(name: str, args: list, inverse=False, invcheck=False):
+    unit = rlang.loads(SOURCE).unit
+    return lower(unit, name, tuple(type_of_value(a) for a in args), inverse, invcheck)
+
+
+def _updates(module) -> int:
+    return sum(isinstance(s, ir.Update) for fn in module.functions.values()
+               for s in walk(fn.body))
+
+
+def test_dead_uncomputation_is_dropped_with_invcheck_off():
+    module = _module("norm2!", [0.0, X, M])
+    assert _updates(module) == 3
+    assert _updates(prune_module(module)) == 2      # the ~@routine's update is gone
+
+
+def test_nothing_is_dropped_when_the_deallocation_checks():
+    module = _module("norm2!", [0.0, X, M], invcheck=True)
+    assert prune_module(module) is module
+
+
+def test_printing_and_while_loops_are_kept():
+    for name, args in (("loud!", [0.0, X]), ("counted!", [0.0, 3])):
+        module = _module(name, args)
+        assert sum(isinstance(s, (ir.Print, ir.While)) for fn in module.functions.values()
+                   for s in walk(fn.body)) == \
+            sum(isinstance(s, (ir.Print, ir.While)) for fn in prune_module(module)
+                .functions.values() for s in walk(fn.body))
+
+
+def test_quiet_calls_in_dead_uncomputation_are_dropped():
+    module = _module("outer!", [0.0, X])
+    outer = next(fn for fn in module.functions.values() if fn.name == "outer!")
+    pruned = next(fn for fn in prune_module(module).functions.values()
+                  if fn.name == "outer!")
+    calls = [sum(isinstance(s, ir.Call) for s in walk(f.body)) for f in (outer, pruned)]
+    assert calls == [4, 3]
+
+
+def test_zero_gradient_updates_are_dropped():
+    """In the gradient pass the recomputation adds xc's zero gradient to x's and m's."""
+    module = adjoint_module(_module("norm2!", [0.0, X, M], inverse=True))
+    assert _updates(module) - _updates(drop_zero_updates(module)) == 2
+
+
+@pytest.mark.parametrize("invcheck", [True, False])
+def test_results_are_the_interpreters(invcheck):
+    interp = rlang.loads(SOURCE, invcheck=invcheck)
+    llvm = rlang.loads(SOURCE, backend="llvm", invcheck=invcheck)
+    cases = [("norm2!", [0.0, X, M]), ("counted!", [0.0, 4]), ("outer!", [0.0, X])]
+    for name, args in cases:
+        want = getattr(interp, name)(*args)
+        got = getattr(llvm, name)(*args)
+        assert got[0] == pytest.approx(want[0], rel=1e-12)
+        back = (~getattr(llvm, name))(*got)
+        assert back[0] == pytest.approx(0.0, abs=1e-12)
+        if name != "counted!":
+            assert_same_gradients(rlang.gradient(getattr(llvm, name), args, loss="err!"),
+                                  rlang.gradient(getattr(interp, name), args, loss="err!"),
+                                  name)
+    for module in (interp, llvm):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            getattr(module, "loud!")(0.0, X)
+        assert out.getvalue() == "t 1.0\nt 1.0\n"
