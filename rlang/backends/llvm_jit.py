@@ -24,7 +24,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from .. import ir
-from ..errors import RlangError
+from ..errors import RlangError, RlangRuntimeError, RlangTypeError
 from . import abi
 from .llvm_errors import error_from_context, print_line
 
@@ -193,6 +193,9 @@ class NativeModule:
         args = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.addressof(holder) for holder in holders])
         status = self.function(symbol)(ctypes.addressof(ctx), ctypes.addressof(args))
+        for value, holder, t in zip(values, holders, types):
+            if isinstance(t, ir.StackType):     # in place, as the interpreter's stacks
+                value.items[:] = _take_stack(holder, t)
         if status != 0:
             raise error_from_context(list(ctx), self.sites, max_depth)
         new = [_result(value, holder, t) for value, holder, t in zip(values, holders, types)]
@@ -202,6 +205,8 @@ class NativeModule:
 
 
 def _argument(value, t):
+    if isinstance(t, ir.StackType):
+        return _stack_holder(value, t)
     if isinstance(t, ir.ArrayType):
         itemsize = value.itemsize
         return (ctypes.c_int64 * (1 + 2 * t.ndim))(
@@ -216,6 +221,8 @@ def _argument(value, t):
 
 
 def _result_holder(t):
+    if isinstance(t, ir.StackType):
+        return (ctypes.c_int64 * 3)()
     if isinstance(t, ir.ArrayType):
         return (ctypes.c_int64 * (1 + 2 * t.ndim))()
     if t == "complex":
@@ -230,6 +237,10 @@ _DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
 def _store_value(holder, t):
     """A store variable's value; an array is copied out of the memory the generated
     code allocated, which is then freed."""
+    if isinstance(t, ir.StackType):
+        from ..values import Stack
+
+        return Stack(t.elem, _take_stack(holder, t))
     if not isinstance(t, ir.ArrayType):
         return _result(None, holder, t)
     import numpy as np
@@ -245,14 +256,47 @@ def _store_value(holder, t):
     return array.view(system) if system is not None else array
 
 
+def _stack_holder(stack, t):
+    """The `{data, length, capacity}` words of a stack argument: its items copied into
+    malloc memory, which the generated code may realloc (llvm_stacks.py)."""
+    try:
+        data = abi.pack_items(t.elem, stack.items)
+    except ValueError as error:
+        raise RlangTypeError(f"a stack argument: {error}") from None
+    length = len(stack.items)
+    if not length:
+        return (ctypes.c_int64 * 3)(0, 0, 0)
+    pointer = _libc().malloc(len(data))
+    if not pointer:
+        raise RlangRuntimeError(f"out of memory copying a stack of {length} items")
+    ctypes.memmove(pointer, data, len(data))
+    return (ctypes.c_int64 * 3)(pointer, length, length)
+
+
+def _take_stack(holder, t) -> list:
+    """The items of a stack's words after a call; its memory is freed."""
+    data = ctypes.string_at(holder[0], holder[1] * abi.ITEM_BYTES[t.elem]) if holder[1] \
+        else b""
+    _libc().free(ctypes.c_void_p(holder[0]))
+    holder[0] = holder[1] = holder[2] = 0
+    return abi.unpack_items(t.elem, data)
+
+
+_LIBC: list = []
+
+
 def _libc():
-    library = ctypes.CDLL(None)
-    library.free.argtypes = [ctypes.c_void_p]
-    return library
+    if not _LIBC:
+        library = ctypes.CDLL(None)
+        library.free.argtypes = [ctypes.c_void_p]
+        library.malloc.argtypes = [ctypes.c_size_t]
+        library.malloc.restype = ctypes.c_void_p
+        _LIBC.append(library)
+    return _LIBC[0]
 
 
 def _result(value, holder, t):
-    if isinstance(t, ir.ArrayType):
+    if isinstance(t, (ir.ArrayType, ir.StackType)):
         return value
     if t == "complex":
         return complex(holder[0], holder[1])
