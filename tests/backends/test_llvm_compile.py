@@ -117,8 +117,8 @@ def test_object_file(tmp_path):
 
 
 def test_a_program_nothing_of_which_compiles_is_a_clear_error(tmp_path):
-    (tmp_path / "prog.rev").write_text("function f(x)\n    s ← stack(i64)\n    s → stack(i64)\n"
-                                       "end\n")
+    (tmp_path / "prog.rev").write_text("function f(z: complex)\n    y ← z ** 2\n"
+                                       "    y → z ** 2\nend\n")
     done = rlang("compile", "prog.rev", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "can be compiled" in done.stderr
