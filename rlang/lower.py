@@ -453,8 +453,9 @@ class _FunctionLowering:
                 args.append((arg.value, None))
             else:
                 lowered = self.expr(arg)
-                if not isinstance(lowered.type, str):
-                    raise BackendUnsupported("compiled print/show take scalars", arg.span)
+                if not isinstance(lowered.type, (str, ir.StackType)):
+                    raise BackendUnsupported("compiled print/show take scalars and stacks",
+                                             arg.span)
                 args.append((_text(arg), complex_value(lowered)))
         shape = tuple((text, None if value is None else value.type) for text, value in args)
         site = self.module.add_site(ir.Site("print", stmt.span, self.fn.name, self.inverse,

@@ -547,6 +547,9 @@ class _FunctionEmitter(StackEmitter, ExprEmitter):
             if value.type == "complex":         # two doubles
                 doubles += self.complex_parts(value)
                 continue
+            if isinstance(value.type, ir.StackType):
+                doubles += self.stack_for_print(value.var)
+                continue
             t = ir.representation(value.type)
             x = self.expr(value)
             doubles.append(self.to_f64(x, t) if t in ("f32", "f64") else

@@ -294,15 +294,31 @@ def print_line(site, values) -> str:
             continue
         value = values[k]
         k += 1
-        if t == "complex":
+        if isinstance(t, ir.StackType):
+            value = _stack_in_memory(t.elem, _bits(value), _bits(values[k]))
+            k += 1
+        elif t == "complex":
             value = complex(value, values[k])
             k += 1
         elif ir.representation(t) not in ("f32", "f64"):
-            value = struct.unpack("<q", struct.pack("<d", value))[0]
+            value = _bits(value)
             value = bool(value) if t == "bool" else value
         shown = _format_typed(value, t)
         parts.append(f"{text} = {shown}" if kind == "show" else shown)
     return (", " if kind == "show" else " ").join(parts)
+
+
+def _bits(value: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _stack_in_memory(elem: str, data: int, length: int) -> Stack:
+    """The stack whose `length` items lie at address `data` (a live stack of the
+    running code, for `@safe print/show`)."""
+    import ctypes
+
+    raw = ctypes.string_at(data, length * abi.ITEM_BYTES[elem]) if length else b""
+    return Stack(elem, abi.unpack_items(elem, raw))
 
 
 def _format_typed(value, t: str) -> str:

@@ -165,8 +165,8 @@ class NativeModule:
             import sys
 
             site_info = self.sites[site]
-            count = sum(2 if t == "complex" else 1 for _, t in site_info.detail[1]
-                        if t is not None)
+            count = sum(2 if t == "complex" or isinstance(t, ir.StackType) else 1
+                        for _, t in site_info.detail[1] if t is not None)
             line = print_line(site_info, [values[k] for k in range(count)])
             (self.out or sys.stdout).write(line + "\n")
 

@@ -51,6 +51,14 @@ class StackEmitter:
         self.builder.call(self.runtime("free", ll.VoidType(), [I8.as_pointer()]),
                           [self.builder.load(field(self.builder, stack, _DATA))])
 
+    def stack_for_print(self, var: ir.Var) -> list:
+        """A stack for the print hook: its data pointer and its length, as the bits of
+        two doubles (llvm_errors.print_line reads the items)."""
+        b = self.builder
+        stack = self.slots[var]
+        data = b.ptrtoint(b.load(field(b, stack, _DATA)), I64)
+        return [b.bitcast(data, F64), b.bitcast(b.load(field(b, stack, _LENGTH)), F64)]
+
     def zero_item(self, elem: str):
         """zero(T) in storage form."""
         return self.to_storage_constant({"ulog": float("-inf"), "complex": 0j}.get(elem, 0),

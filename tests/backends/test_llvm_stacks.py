@@ -170,6 +170,36 @@ def test_golden_programs_with_stacks(name):
     assert done.stdout == (GOLDEN / "outputs" / f"{name}.out").read_text()
 
 
+SHOW = """
+function main()
+    s ← stack(f64)
+    x ← 2.5
+    PUSH(s, x)
+    y ← 4.0
+    PUSH(s, y)
+    @safe show(s, x, y)
+    POP(s, x)
+    c ← stack(complex)
+    @safe print(c, s)
+    z ← 1.0 + 2.0im
+    PUSH(c, z)
+    q ← stack(f32)
+    w ← f32(0.1)
+    PUSH(q, w)
+    b ← stack(bool)
+    t ← true
+    PUSH(b, t)
+    @safe show(c, q, b)
+end
+"""
+
+
+def test_safe_print_and_show_of_stacks():
+    assert_same_store(SHOW)
+    (_, out), _ = run_main_both(SHOW)
+    assert out.splitlines()[0] == "s = [2.5, 4.0], x = 0.0, y = 0.0"
+
+
 CALLS = """
 function fill(s: stack{f64}, x, n)
     for i = 1:n
