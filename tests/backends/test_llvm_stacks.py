@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import rlang
 from rlang.numbers import F32, I32, Fixed, ULog
@@ -539,3 +540,57 @@ def test_stack_rnn_from_the_jax_comparisons():
     assert same(llvm.stack_rnn_(*args())[0], interp.stack_rnn_(*args())[0])
     assert_same_gradients(rlang.gradient(llvm.stack_rnn_, args(), "loss!"),
                           rlang.gradient(interp.stack_rnn_, args(), "loss!"), "stack_rnn")
+
+
+# ------------------------------------------------- generated programs with stacks
+
+TERMS = ["a", "b", "c", "sin(a)", "a * b", "exp(0.3 * c)", "tanh(b - c)", "a * a",
+         "cos(b) * c", "1.5"]
+
+
+@st.composite
+def stack_programs(draw) -> str:
+    """`f(y!, a, b, c)`: a `@routine` pushes values computed from a, b, c onto two
+    stacks (their ancillas uncomputed as they go); the middle pops items, adds
+    products of them into y! and pushes them back (sometimes in another order or
+    onto the other stack); `~@routine` pops everything back and uncomputes it."""
+    def expr():
+        left, right = draw(st.sampled_from(TERMS)), draw(st.sampled_from(TERMS))
+        return f"{left} {draw(st.sampled_from(['+', '-', '*']))} {right}"
+
+    pushes, depth = [], [0, 0]
+    for k in range(draw(st.integers(1, 6))):
+        which = draw(st.integers(0, 1))
+        value = expr()
+        pushes += [f"t{k} ← 0.0", f"t{k} += {value}", f"PUSH(s{which}, t{k})",
+                   f"t{k} → 0.0"]
+        depth[which] += 1
+    middle = []
+    for k in range(draw(st.integers(1, 6))):
+        which = draw(st.integers(0, 1))
+        if depth[which] == 0:
+            continue
+        if depth[which] >= 2 and draw(st.booleans()):    # read the top two
+            middle += ["u ← 0.0", "v ← 0.0", f"POP(s{which}, u)", f"POP(s{which}, v)",
+                       f"y! += u * v + {expr()} * u", f"PUSH(s{which}, v)",
+                       f"PUSH(s{which}, u)", "v → 0.0", "u → 0.0"]
+        else:                                           # move the top to the other
+            other = 1 - which
+            middle += ["u ← 0.0", f"POP(s{which}, u)", f"y! += u * ({expr()})",
+                       f"PUSH(s{other}, u)", f"POP(s{other}, u)", f"y! += sin(u)",
+                       f"PUSH(s{which}, u)", "u → 0.0"]
+    body = ["@routine begin", "    s0 ← stack(f64)", "    s1 ← stack(f64)",
+            *("    " + line for line in pushes), "end", *middle, "~@routine"]
+    return "function f(y!, a, b, c)\n" + "".join(f"    {line}\n" for line in body) + "end\n"
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(source=stack_programs(), inputs=st.lists(st.floats(-1.0, 1.0), min_size=3,
+                                                max_size=3))
+def test_generated_stack_programs_gradients_agree(source, inputs):
+    interp, llvm = both(source)
+    args = [0.25, *inputs]
+    assert all(map(same, llvm.f(*args), interp.f(*args))), source
+    assert_same_gradients(rlang.gradient(llvm.f, args, "y!"),
+                          rlang.gradient(interp.f, args, "y!"), source)
