@@ -405,7 +405,11 @@ class _FunctionLowering:
 
     def _zeros(self, stmt: ast.Zeros) -> list:
         t = stmt.type
-        if t.ndim or t.is_stack or t.scalar not in SUPPORTED_SCALARS:
+        if t.ndim or t.is_stack:                # the interpreter's error
+            raise RlangTypeError("@zeros allocates scalars; allocate arrays with "
+                                 "`a ← zeros(T, n…)` and stacks with `s ← stack(T)`",
+                                 t.span)
+        if t.scalar not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"@zeros of {t.scalar} in the compiled backends", stmt.span)
         out = []
         for name in (reversed(stmt.names) if stmt.inverse else stmt.names):

@@ -335,6 +335,13 @@ end
         assert type(got) is type(expected) and got.message == expected.message
 
 
+def test_zeros_of_a_stack_is_the_interpreters_type_error():
+    source = "function main()\n    @zeros stack{f64} s\nend\n"
+    got, expected = errors_of(both(source)[::-1], lambda m: m.run_main())
+    assert type(got) is type(expected) is rlang.RlangTypeError
+    assert got.message == expected.message and got.span == expected.span
+
+
 def test_stack_arguments_with_items_of_another_type_are_refused():
     llvm = rlang.loads(checks_source("f64"), backend="llvm")
     with pytest.raises(rlang.RlangTypeError, match="cannot hold i64 items"):
