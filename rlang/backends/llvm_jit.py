@@ -188,7 +188,15 @@ class NativeModule:
         types, results = self.symbols[symbol]
         ctx = (ctypes.c_int64 * abi.CTX_WORDS)()
         ctx[abi.CTX_MAX_DEPTH] = max_depth
-        holders = [_argument(value, t) for value, t in zip(values, types)]
+        holders = []
+        try:
+            for value, t in zip(values, types):
+                holders.append(_argument(value, t))
+        except RlangError:          # a stack argument refused: free those copied before
+            for holder, t in zip(holders, types):
+                if isinstance(t, ir.StackType):
+                    _take_stack(holder, t)
+            raise
         holders += [_result_holder(t) for _, t in results]
         args = (ctypes.c_void_p * max(1, len(holders)))(
             *[ctypes.addressof(holder) for holder in holders])
