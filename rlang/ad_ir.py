@@ -114,7 +114,7 @@ class AdjointFunction(ShadowFunction):
 
     def _alloc(self, stmt: ir.Alloc) -> list:
         """Executed `x ← e` (forward `x → e`): x starts with gradient zero."""
-        if isinstance(stmt.var.type, ir.ArrayType):
+        if not isinstance(stmt.var.type, str):        # an array or a stack
             return [stmt] + self.shadow_array_alloc(stmt)
         shadow = self.shadow(stmt.var)
         return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero(shadow.type))])

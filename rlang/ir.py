@@ -67,6 +67,33 @@ def representation(t: str) -> str:
 # a complex gradient is the pair (∂L/∂re, ∂L/∂im), as the interpreter keeps it.  The
 # `Alloc` and `Dealloc` of a complex scalar take `ComplexValue`s.
 
+# Note [Stacks in the IR]
+# A `stack{T}` variable (T any scalar type) is one place holding a growable buffer:
+# `{data pointer, length, capacity}` (three machine words, `backends/llvm_stacks.py`),
+# its items in T's storage (as an array element of T is stored), bottom first.
+#
+# - `Alloc` of a stack variable (no value) makes it empty, with no buffer yet;
+#   `Dealloc` frees the buffer, and with a site first checks that the stack is empty
+#   (`s → stack(T)`: the interpreter compares with an empty stack, item by item).
+# - `Push(stack, place)` appends the place's value, growing the buffer by doubling
+#   (realloc; a failed growth is the always-checked `memory_site`), then sets the
+#   place to zero(T).  `Pop(stack, place)` moves the top item into the place.  A pop
+#   from an empty stack is an error even with invcheck off (`empty_site`, always
+#   there in lowered code: the interpreter raises a ReversibilityError with the
+#   checks on, a RlangRuntimeError with them off), and with the checks on the place
+#   must be zero before (`zero_site`).  `~PUSH` is `POP` and back, so the inverse of
+#   a function needs nothing more.
+# - A stack is passed to a callee as the place itself (a pointer to the three
+#   words), so pushes and pops in the callee are seen by the caller, as the
+#   interpreter passes the Stack object.  `Dim(s, None)` is its length.
+# - Derivatives: the shadow of a stack of floats is a stack of f64 (of complex for a
+#   complex stack), pushed and popped beside it (`ir_shadow`), so a gradient travels
+#   with its value through the stack as the interpreter's GVar items do.  Shadow
+#   pops carry no sites: they pop overwriting, exactly where the value pop was
+#   checked.
+# - Every ancilla that owns heap memory (stacks, arrays) is freed on the error
+#   exits of the function that allocated it, so a failed check does not leak.
+
 
 @dataclass(frozen=True)
 class ArrayType:
@@ -158,7 +185,8 @@ class Load:
 
 @dataclass(frozen=True)
 class Dim:
-    """The extent of `var` along `axis` (axis None: the number of elements)."""
+    """The extent of `var` along `axis` (axis None: the number of elements; of a
+    stack, its length)."""
 
     var: Var
     axis: int | None
@@ -316,6 +344,30 @@ class Update:
 
 
 @dataclass(frozen=True)
+class Push:
+    """PUSH(stack, place) (Note [Stacks in the IR]): the place's value goes on top of
+    the stack variable `stack`, and the place becomes zero.  `memory_site` reports
+    a failed growth of the buffer (always checked)."""
+
+    stack: Var
+    place: object
+    memory_site: int
+
+
+@dataclass(frozen=True)
+class Pop:
+    """POP(stack, place): the top item of `stack` moves into the place.
+    `empty_site`: the stack must not be empty (None only for shadow pops, which
+    follow a checked one); `zero_site`: the place must be zero before (None:
+    unchecked, and the place is overwritten)."""
+
+    stack: Var
+    place: object
+    empty_site: int | None
+    zero_site: int | None = None
+
+
+@dataclass(frozen=True)
 class Instr:
     """SWAP NEG INC DEC FLIP ROT IROT HADAMARD on places; `angle` for ROT/IROT;
     `alias_site` checks that the two places of SWAP/ROT/HADAMARD differ."""
@@ -389,8 +441,8 @@ class Call:
 
 @dataclass(frozen=True)
 class Alloc:
-    """A new scalar ancilla with a value, or a new array ancilla: of zeros (`dims`) or
-    a copy of a `ConstArray` (`value`)."""
+    """A new scalar ancilla with a value, a new array ancilla: of zeros (`dims`) or
+    a copy of a `ConstArray` (`value`), or a new empty stack (no value)."""
 
     var: Var
     value: object = None
@@ -401,7 +453,7 @@ class Alloc:
 class Dealloc:
     """Free an ancilla; with `site`, its value must equal `value` (floats within the
     tolerance; arrays: a `ConstArray`, the `Read` of an array of the same type, or all
-    zero when `value` is None)."""
+    zero when `value` is None; stacks: empty, `value` is None)."""
 
     var: Var
     value: object

@@ -81,6 +81,8 @@ class _Effects:
                 out.add(s.target.var)
             elif isinstance(s, ir.Instr):
                 out.update(place.var for place in s.places)
+            elif isinstance(s, (ir.Push, ir.Pop)):
+                out.update((s.stack, s.place.var))
             elif isinstance(s, ir.Call):
                 callee = self.module.functions[s.callee]
                 arrays = self.written_arrays.get(s.callee, set())
@@ -97,8 +99,8 @@ class _Effects:
     def is_quiet(self, stmt) -> bool:
         """Whether a statement can have no effect but its writes (see the Note)."""
         for s in walk((stmt,)):
-            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From)):
-                return False
+            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From, ir.Push, ir.Pop)):
+                return False            # output, loops that might not end, stacks
             if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType):
                 return False            # a negative size or no memory is an error
             if isinstance(s, ir.Call) and s.callee not in self.quiet:
@@ -174,6 +176,8 @@ def _mentioned(stmt) -> set:
                 out.update(expr_vars(index))
         if isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
             out.add(s.var)
+        if isinstance(s, (ir.Push, ir.Pop)):
+            out.add(s.stack)
         if isinstance(s, ir.Dealloc) and isinstance(s.value, ir.Read):
             out.add(s.value.var)
     return out

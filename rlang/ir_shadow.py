@@ -3,17 +3,19 @@
 The adjoint transform (rlang/ad_ir.py: values plus gradients) and the tangent
 transform (rlang/tangent_ir.py: values plus tangents) both turn one IR function into
 a function over the same values in which every float variable `v` has a *shadow*
-`v·grad` / `v·tan`: an f64 scalar, or an f64 array of the same rank.  Integer and
-bool variables, and constant arrays, have none.
+`v·grad` / `v·tan`: an f64 scalar, an f64 array of the same rank, or an f64 stack
+(Note [Stacks in the IR]).  Integer and bool variables, and constant arrays, have
+none.
 
 `ShadowFunction` does everything that does not depend on which derivative the
 shadow carries: the signature (the parameters, then one shadow parameter per float
 parameter, in order), the shadow of each variable, place and array allocation,
 control flow (the same conditions and loops, bodies transformed), calls (the
 derived callee, with the shadows of the float arguments appended), `@safe`
-statements, the linear instructions, and the temporaries of `materialise`.
-Subclasses give the rules of updates, rotations and (de)allocations.  `derive_module` applies a transform to
-every function of a module; the derived module shares the site table.
+statements, the linear instructions, PUSH and POP (the shadow moves with its value,
+through a shadow stack), and the temporaries of `materialise`.  Subclasses give the
+rules of updates, rotations and (de)allocations.  `derive_module` applies a
+transform to every function of a module; the derived module shares the site table.
 """
 from __future__ import annotations
 
@@ -31,8 +33,12 @@ def derive_module(module: ir.Module, transform) -> ir.Module:
 
 
 def shadow_type(t):
-    """f64 for a scalar with a gradient (float, fixed, ulog), an f64 array for an
-    array of them, complex (both parts' gradients) for complex, None otherwise."""
+    """f64 for a scalar with a gradient (float, fixed, ulog), an f64 array (stack) for
+    an array (stack) of them, complex (both parts' gradients) for complex, None
+    otherwise."""
+    if isinstance(t, ir.StackType):
+        elem = shadow_type(t.elem)
+        return None if elem is None else ir.StackType(elem)
     if isinstance(t, ir.ArrayType):
         if t.elem == "complex":
             return t
@@ -132,7 +138,8 @@ class ShadowFunction:
         return None
 
     def shadow_array_alloc(self, stmt: ir.Alloc) -> list:
-        """A zero shadow array beside a new float array."""
+        """A zero shadow array beside a new float array (an empty shadow stack beside
+        a new stack)."""
         shadow = self.shadow(stmt.var)
         return [] if shadow is None else [ir.Alloc(shadow, None, stmt.dims)]
 
@@ -219,6 +226,22 @@ class ShadowFunction:
         if stmt.name not in ("ROT", "IROT"):
             return [stmt, ir.Instr(stmt.name, shadows)]
         return self.rotation(stmt, shadows)
+
+    def _push(self, stmt: ir.Push) -> list:
+        """The shadow goes on the shadow stack beside the value (Note [Stacks in the
+        IR]); PUSH zeroes it, as the interpreter's GVar PUSH does."""
+        shadow = self.shadow(stmt.stack)
+        if shadow is None:
+            return [stmt]
+        return [stmt, ir.Push(shadow, self.shadow_place(stmt.place), stmt.memory_site)]
+
+    def _pop(self, stmt: ir.Pop) -> list:
+        """The shadow stack's top overwrites the place's shadow (unchecked: the value
+        pop before it was checked)."""
+        shadow = self.shadow(stmt.stack)
+        if shadow is None:
+            return [stmt]
+        return [stmt, ir.Pop(shadow, self.shadow_place(stmt.place), None)]
 
     def _print(self, stmt: ir.Print) -> list:
         return [stmt]

@@ -77,6 +77,8 @@ def stmt_places(stmt) -> list:
         return list(stmt.places)
     if isinstance(stmt, ir.Call):
         return list(stmt.args)
+    if isinstance(stmt, (ir.Push, ir.Pop)):
+        return [stmt.place]
     return []
 
 

@@ -109,6 +109,8 @@ def _transfer(stmt, zero: set, module) -> None:
             zero.discard(s.target.var)
         elif isinstance(s, ir.Instr):
             zero.difference_update(place.var for place in s.places)
+        elif isinstance(s, (ir.Push, ir.Pop)):
+            zero.difference_update((s.stack, s.place.var))
         elif isinstance(s, ir.Call):
             zero.difference_update(arg.var for arg in s.args)
         elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):

@@ -25,10 +25,12 @@ from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
 from .lower_complex import Pair, as_pair
+from .lower_stacks import is_stack_call, push_pop, stack_alloc, stack_dealloc
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
+from .values import Stack
 
 
 def type_of_value(value, backend: str = "llvm"):
@@ -49,6 +51,8 @@ def type_of_value(value, backend: str = "llvm"):
         return "f64"
     if isinstance(value, complex):
         return "complex"
+    if isinstance(value, Stack) and value.elem in SUPPORTED_SCALARS:
+        return ir.StackType(value.elem)
     if isinstance(value, np.ndarray):
         scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
         if scalar is not None and value.ndim > 0 and (type(value) is np.ndarray or
@@ -95,6 +99,8 @@ def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
 def _type_code(t) -> str:
     if isinstance(t, ir.ArrayType):
         return f"{t.elem}a{t.ndim}"
+    if isinstance(t, ir.StackType):
+        return f"{t.elem}s"
     return str(t)
 
 
@@ -296,8 +302,7 @@ class _FunctionLowering:
     def _instr(self, stmt: ast.Instr) -> list:
         name = stmt.name
         if name in ("PUSH", "POP"):
-            raise BackendUnsupported(f"the compiled backends do not handle {name} yet",
-                                     stmt.span)
+            return push_pop(self, stmt)
         if name == "CONJ":                  # the conjugate of a real number is itself
             place = self.place(stmt.args[0])
             if place.type == "complex":
@@ -341,6 +346,8 @@ class _FunctionLowering:
 
     def _alloc(self, stmt: ast.Alloc) -> list:
         value = stmt.value
+        if is_stack_call(value):
+            return stack_alloc(self, stmt)
         if isinstance(value, ast.Call) and value.func == "zeros":
             elem = value.args[0].type
             if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
@@ -365,6 +372,8 @@ class _FunctionLowering:
 
     def _dealloc(self, stmt: ast.Dealloc) -> list:
         var = self.scope.pop(stmt.name)
+        if isinstance(var.type, ir.StackType):
+            return stack_dealloc(self, stmt, var)
         if isinstance(var.type, ir.ArrayType):
             expected = None
             if isinstance(stmt.value, ast.ArrayLit):
@@ -396,7 +405,11 @@ class _FunctionLowering:
 
     def _zeros(self, stmt: ast.Zeros) -> list:
         t = stmt.type
-        if t.ndim or t.is_stack or t.scalar not in SUPPORTED_SCALARS:
+        if t.ndim or t.is_stack:                # the interpreter's error
+            raise RlangTypeError("@zeros allocates scalars; allocate arrays with "
+                                 "`a ← zeros(T, n…)` and stacks with `s ← stack(T)`",
+                                 t.span)
+        if t.scalar not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"@zeros of {t.scalar} in the compiled backends", stmt.span)
         out = []
         for name in (reversed(stmt.names) if stmt.inverse else stmt.names):
@@ -444,8 +457,9 @@ class _FunctionLowering:
                 args.append((arg.value, None))
             else:
                 lowered = self.expr(arg)
-                if not isinstance(lowered.type, str):
-                    raise BackendUnsupported("compiled print/show take scalars", arg.span)
+                if not isinstance(lowered.type, (str, ir.StackType)):
+                    raise BackendUnsupported("compiled print/show take scalars and stacks",
+                                             arg.span)
                 args.append((_text(arg), complex_value(lowered)))
         shape = tuple((text, None if value is None else value.type) for text, value in args)
         site = self.module.add_site(ir.Site("print", stmt.span, self.fn.name, self.inverse,

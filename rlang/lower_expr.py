@@ -203,7 +203,7 @@ def _bitwise(node, left, right):
 def _call(fl, node: ast.Call):
     name = node.func
     if name == "length":
-        return ir.Dim(_array_arg(fl, node, 0), None)
+        return ir.Dim(_array_arg(fl, node, 0, stacks=True), None)
     if name == "size":
         var = _array_arg(fl, node, 0)
         dim = lower_expr(fl, node.args[1])
@@ -281,10 +281,12 @@ def _complex_call(fl, node: ast.Call):
     return Pair(f64(parts[0]), f64(parts[1]))
 
 
-def _array_arg(fl, node, k):
+def _array_arg(fl, node, k, stacks: bool = False):
+    """The array variable (or with `stacks`, the stack variable) argument k names."""
     arg = node.args[k]
     var = fl.lookup_array(arg.id) if isinstance(arg, ast.Name) else None
-    if var is None or not isinstance(var.type, ir.ArrayType):
+    kinds = (ir.ArrayType, ir.StackType) if stacks else ir.ArrayType
+    if var is None or not isinstance(var.type, kinds):
         raise BackendUnsupported(f"`{node.func}` of something other than an array variable "
                                  "in compiled code", arg.span)
     return var

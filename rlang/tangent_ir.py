@@ -43,7 +43,7 @@ class TangentFunction(ShadowFunction):
     def shadow(self, var: ir.Var):
         """As ShadowFunction.shadow; fixed, ulog and complex values carry no tangents, as in the
         interpreter's Hessians (`dual.refuse_tangent`), so they are refused."""
-        t = var.type.elem if isinstance(var.type, ir.ArrayType) else var.type
+        t = var.type if isinstance(var.type, str) else var.type.elem
         if t in ("fixed", "ulog", "complex"):
             from .errors import RlangTypeError
 
@@ -98,7 +98,7 @@ class TangentFunction(ShadowFunction):
         return out + [ir.Dealloc(angle, None, None)]
 
     def _alloc(self, stmt: ir.Alloc) -> list:
-        if isinstance(stmt.var.type, ir.ArrayType):
+        if not isinstance(stmt.var.type, str):        # an array or a stack
             return [stmt] + self.shadow_array_alloc(stmt)
         shadow = self.shadow(stmt.var)
         if shadow is None:

@@ -7,6 +7,9 @@ Every generated function is `int32 f(int64_t *ctx, void *arg1, …)`:
   bools are stored as one byte;
 - an array argument is a pointer to a descriptor `{ data*, shape[ndim], strides[ndim] }`
   with shape and strides in elements, all int64;
+- a stack argument is a pointer to `{ data*, length, capacity }` (int64 length and
+  capacity in items; `data` is malloc memory the callee may realloc, see
+  rlang/backends/llvm_stacks.py);
 - the result is 0, or 1 when a check failed; the failure is described in `ctx`.
 
 `ctx` is an array of `CTX_WORDS` int64 words (layout below).  The entry point that
@@ -22,7 +25,9 @@ CTX_FVALS = 7         # 4 doubles (stored as their bits) of the failed check
 CTX_NFRAMES = 11      # how many call sites were recorded while unwinding
 CTX_FRAMES = 12       # the call-site ids, innermost first
 MAX_FRAMES = 64
-CTX_WORDS = CTX_FRAMES + MAX_FRAMES
+CTX_ITEMS = CTX_FRAMES + MAX_FRAMES   # the first items of a stack found not empty
+STACK_ITEMS = 8                       # … at most this many (16 words: 8 complex)
+CTX_WORDS = CTX_ITEMS + 2 * STACK_ITEMS
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}
@@ -31,3 +36,38 @@ C_TYPES = {"bool": "uint8_t", "i32": "int32_t", "i64": "int64_t", "f32": "float"
            # fixed: the raw Q20.43 value (value · 2^43); ulog: the logarithm;
            # complex: a pointer to two doubles, re then im (as C's double _Complex)
            "fixed": "int64_t", "ulog": "double", "complex": "double"}
+
+
+#: Bytes of one scalar in memory (an array element, a stack item).
+ITEM_BYTES = {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8, "fixed": 8, "ulog": 8,
+              "complex": 16}
+
+#: The NumPy dtype of a stack item in memory (bools: one byte; complex: re, im).
+ITEM_DTYPES = {"bool": "u1", "i32": "<i4", "i64": "<i8", "f32": "<f4", "f64": "<f8",
+               "fixed": "<i8", "ulog": "<f8", "complex": "<c16"}
+
+
+def pack_items(elem: str, items) -> bytes:
+    """Stack items (rev values of type `elem`, bottom first) as they lie in memory;
+    ValueError for an item of another type."""
+    import numpy as np
+
+    from ..values import type_name
+
+    for item in items:
+        if type_name(item) != elem:
+            raise ValueError(f"a stack{{{elem}}} cannot hold {type_name(item)} items")
+    raw = [item.raw if elem == "fixed" else item.log if elem == "ulog" else item
+           for item in items]
+    return np.array(raw, dtype=ITEM_DTYPES[elem]).tobytes()
+
+
+def unpack_items(elem: str, data: bytes) -> list:
+    """Stack items from memory (as `pack_items` lays them out) as rev values."""
+    import numpy as np
+
+    from ..numbers import F32, I32, Fixed, ULog
+
+    values = np.frombuffer(data, dtype=ITEM_DTYPES[elem]).tolist()
+    convert = {"bool": bool, "i32": I32, "f32": F32, "fixed": Fixed, "ulog": ULog}.get(elem)
+    return [convert(v) for v in values] if convert else values

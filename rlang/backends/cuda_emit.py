@@ -378,6 +378,12 @@ class FunctionWriter(ExprWriter):
         self.emit(f"{texts[0][1]} = {wrap}({na})")
         self.emit(f"{texts[1][1]} = {wrap}({nb})")
 
+    def _push(self, stmt) -> None:
+        """PUSH / POP: refused, naming the stack type (Note [Stacks in the IR])."""
+        check_type(stmt.stack.type, "values", self.span)
+
+    _pop = _push
+
     def _alloc(self, stmt: ir.Alloc) -> None:
         var = stmt.var
         check_type(var.type, "values", self.span)

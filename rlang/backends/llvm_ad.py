@@ -15,13 +15,14 @@ import math
 
 import numpy as np
 
-from .. import ast
+from .. import ast, ir
+from ..errors import RlangTypeError
 from ..ad import loss_location, resolve_loss
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_shadow import shadow_type
 from ..lower import lower, symbol_of, type_of_value
 from ..numbers import ULog, ULogArray
-from ..values import read_element
+from ..values import Stack, read_element
 from ..tangent_ir import TangentFunction, tangent_module
 from .llvm_emit import emit_module
 
@@ -66,10 +67,14 @@ def _in_value_space(gradient, value):
 
 
 def _zero_gradient(value, t):
-    """The zero gradient of a float argument (None for integers and bools)."""
+    """The zero gradient of a float argument (None for integers and bools); for a
+    stack of floats, a stack of as many zeros (its items carry no gradient in, as
+    the interpreter's plain items do not)."""
     shadow = shadow_type(t)
     if shadow is None:
         return None
+    if isinstance(shadow, ir.StackType):
+        return Stack(shadow.elem, [0j if shadow.elem == "complex" else 0.0] * len(value.items))
     complex_ = shadow == "complex" or getattr(shadow, "elem", None) == "complex"
     if isinstance(value, np.ndarray):
         return np.zeros(value.shape, dtype=np.complex128 if complex_ else np.float64)
@@ -98,6 +103,9 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     fn = functions.unit.functions[name]
     values = functions.bind(name, args)
     types = tuple(type_of_value(v) for v in values)
+    if any(isinstance(t, ir.StackType) for t in types):
+        raise RlangTypeError("Hessians of functions with stack arguments are not supported "
+                             "yet (gradients are; stack ancillas are)")
     inputs = [(p, i) for p, v in enumerate(values) if shadow_type(types[p]) is not None
               for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
     forward = functions.native(name, types, inverse, derivative="tan")
@@ -145,6 +153,9 @@ def _returned(shadows: list, new: list) -> list:
     out = []
     for shadow in shadows:
         if shadow is None:
+            out.append(None)
+        elif isinstance(shadow, Stack):     # no gradient is reported for a stack
+            next(values)
             out.append(None)
         else:
             value = next(values)

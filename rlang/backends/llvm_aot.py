@@ -43,7 +43,7 @@ def declared_types(fn, undeclared: str = "f64") -> tuple:
         if t is None:
             types.append(undeclared)
         elif t.is_stack:
-            raise BackendUnsupported(f"`{param.name}`: stacks in compiled code", param.span)
+            types.append(ir.StackType(t.scalar))
         else:
             types.append(ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar)
     return tuple(types)
@@ -126,6 +126,12 @@ def c_header(module: ir.Module, entries, skipped, source: str) -> str:
     for rank in ranks:
         lines.append(f"typedef struct {{ void *data; int64_t shape[{rank}]; "
                      f"int64_t strides[{rank}]; }} rev_array{rank};  /* strides in elements */")
+    if any(isinstance(v.type, ir.StackType) for fn in functions
+           for v in fn.params + fn.results):
+        lines += ["/* a stack: `length` items (stored as array elements are) bottom first in",
+                  " * `data`, malloc memory with room for `capacity`; a call may realloc it",
+                  " * (start from {0, 0, 0}); free `data` when done. */",
+                  "typedef struct { void *data; int64_t length; int64_t capacity; } rev_stack;"]
     lines.append("")
     for fn in functions:            # every specialisation, the entries and their callees
         params = ["int64_t *ctx"] + [_c_param(p) for p in fn.params + fn.results]
@@ -154,6 +160,8 @@ def _c_param(var: ir.Var) -> str:
     name = ir.c_identifier(var.name)
     if isinstance(var.type, ir.ArrayType):
         return f"rev_array{var.type.ndim} *{name}"
+    if isinstance(var.type, ir.StackType):
+        return f"rev_stack *{name}"
     return f"{abi.C_TYPES[var.type]} *{name}"
 
 

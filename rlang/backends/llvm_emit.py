@@ -19,6 +19,7 @@ from ..ir_prune import prune_module
 from ..ir_zeros import drop_zero_updates
 from . import abi
 from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
+from .llvm_stacks import STACK_TYPE, StackEmitter
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
 from ..checks import ATOL
@@ -33,6 +34,8 @@ def descriptor_type(ndim: int) -> ll.LiteralStructType:
 def param_type(t):
     if isinstance(t, ir.ArrayType):
         return descriptor_type(t.ndim).as_pointer()
+    if isinstance(t, ir.StackType):
+        return STACK_TYPE.as_pointer()
     return storage_type(t).as_pointer()
 
 
@@ -120,7 +123,7 @@ def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
 SMALL_ARRAY_BYTES = 4096
 
 
-class _FunctionEmitter(ExprEmitter):
+class _FunctionEmitter(StackEmitter, ExprEmitter):
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool):
@@ -137,6 +140,7 @@ class _FunctionEmitter(ExprEmitter):
         self.scalar_params = []         # (local, argument pointer, how it goes back)
         self.stack_arrays = set()       # array ancillas that may live on the stack
         self.on_stack = {}              # … → i1 slot: this allocation is on the stack
+        self.owned = []                 # ancillas holding heap memory, allocated so far
         super().__init__(self.builder)
         for k, (var, arg) in enumerate(zip(fn.params + fn.results, self.llfn.args[1:])):
             arg.name = ir.c_identifier(var.name)
@@ -145,6 +149,8 @@ class _FunctionEmitter(ExprEmitter):
             elif isinstance(var.type, ir.ArrayType):
                 self.slots[var] = arg
                 arg.add_attribute("noalias")
+            elif isinstance(var.type, ir.StackType):
+                self.slots[var] = arg
             else:
                 local = self.entry_alloca(storage_type(var.type), var.name)
                 back = "copy" if k in fn.written else "add" if k in fn.accumulated else None
@@ -218,8 +224,10 @@ class _FunctionEmitter(ExprEmitter):
     def ctx_word(self, index: int):
         return self.builder.gep(self.ctx, [ll.Constant(I64, index)])
 
-    def fail_if(self, condition, site: int | None, values) -> None:
-        """Branch to an error exit recording `site` and `values` when `condition`."""
+    def fail_if(self, condition, site: int | None, values, record=None) -> None:
+        """Branch to an error exit recording `site` and `values` when `condition`;
+        `record()`, if given, emits more of the record there.  The exit frees the
+        memory of the ancillas allocated so far (`release_owned`)."""
         if site is None:
             return
         fail = self.llfn.append_basic_block("fail")
@@ -234,8 +242,22 @@ class _FunctionEmitter(ExprEmitter):
         for k, value in enumerate(floats[:4]):
             self.builder.store(self.builder.bitcast(value, I64),
                                self.ctx_word(abi.CTX_FVALS + k))
+        if record is not None:
+            record()
+        self.release_owned()
         self.builder.ret(ll.Constant(I32, 1))
         self.builder.position_at_end(ok)
+
+    def release_owned(self) -> None:
+        """Free the buffers of the stacks and arrays this function has allocated and
+        not yet deallocated (on an error exit: the call raises, nothing reads them)."""
+        for var in self.owned:
+            if isinstance(var.type, ir.StackType):
+                self.free_stack(self.slots[var])
+            else:
+                zero = ll.Constant(I32, 0)
+                self._free_array(var, self.builder.load(
+                    self.builder.gep(self.slots[var], [zero, zero])))
 
     def value_for_report(self, value, t: str):
         """A value as an i64 or a double for the error record."""
@@ -342,8 +364,12 @@ class _FunctionEmitter(ExprEmitter):
 
     def _alloc(self, stmt: ir.Alloc) -> None:
         var = stmt.var
-        if isinstance(var.type, ir.ArrayType):
-            self._alloc_array(stmt)
+        if isinstance(var.type, (ir.ArrayType, ir.StackType)):
+            if isinstance(var.type, ir.ArrayType):
+                self._alloc_array(stmt)
+            else:
+                self.alloc_stack(stmt)
+            self.owned.append(var)
             return
         slot = self.results.get(var) or self.entry_alloca(storage_type(var.type), var.name)
         self.slots[var] = slot
@@ -407,7 +433,7 @@ class _FunctionEmitter(ExprEmitter):
             count = self.builder.mul(count, d)
         self.fail_if(negative, self.module.add_site(ir.Site(
             "zeros", None, self.fn.name, self.fn.inverse, (var.name,))), dims[:4])
-        size = self.builder.mul(count, ll.Constant(I64, _byte_size(var.type.elem)))
+        size = self.builder.mul(count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem]))
         if var in self.stack_arrays:
             data = self._allocate_small_or_heap(var, count, size)
         else:
@@ -428,7 +454,7 @@ class _FunctionEmitter(ExprEmitter):
     def _allocate_heap(self, var: ir.Var, count, size):
         """Zeroed memory from calloc; failing to get it is an error of the program."""
         data = self.builder.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
-                                 [count, ll.Constant(I64, _byte_size(var.type.elem))])
+                                 [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
         failed = self.builder.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
         self.fail_if(self.builder.and_(failed, self.builder.icmp_signed(
             ">", size, ll.Constant(I64, 0))), self.module.add_site(ir.Site(
@@ -499,27 +525,14 @@ class _FunctionEmitter(ExprEmitter):
 
     def _dealloc(self, stmt: ir.Dealloc) -> None:
         var = stmt.var
-        if isinstance(var.type, ir.ArrayType):
-            data, shape, _ = self.array_parts(var)
-            if stmt.site is not None:
-                count = ll.Constant(I64, 1)
-                for extent in shape:
-                    count = self.builder.mul(count, extent)
-                if isinstance(stmt.value, ir.Read):
-                    nonzero = self.count_mismatches(var, stmt.value.var)
-                elif isinstance(stmt.value, ir.ConstArray):
-                    nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
-                                                [data, self.constant_data(stmt.value), count])
-                elif var.type.elem == "complex":     # all zero: both parts of every one
-                    doubles = self.builder.bitcast(data, F64.as_pointer())
-                    nonzero = self.builder.call(self.nonzero_count_function("f64"), [
-                        doubles, self.builder.mul(count, ll.Constant(I64, 2))])
-                else:
-                    nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
-                                                [data, count])
-                self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
-                             stmt.site, [nonzero])
-            self._free_array(var, data)
+        if isinstance(var.type, (ir.ArrayType, ir.StackType)):
+            # freed by the failure exit of its own check too: owned until freed here
+            if isinstance(var.type, ir.ArrayType):
+                self._dealloc_array(stmt)
+            else:
+                self.dealloc_stack(stmt)
+            if var in self.owned:
+                self.owned.remove(var)
             return
         if stmt.site is not None and var.type == "complex":
             value = [self.builder.load(self.part(self.slots[var], k)) for k in (0, 1)]
@@ -531,6 +544,29 @@ class _FunctionEmitter(ExprEmitter):
             differs = self.values_differ(value, expected, var.type)
             self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
                                               self.value_for_report(expected, var.type)])
+
+    def _dealloc_array(self, stmt: ir.Dealloc) -> None:
+        var = stmt.var
+        data, shape, _ = self.array_parts(var)
+        if stmt.site is not None:
+            count = ll.Constant(I64, 1)
+            for extent in shape:
+                count = self.builder.mul(count, extent)
+            if isinstance(stmt.value, ir.Read):
+                nonzero = self.count_mismatches(var, stmt.value.var)
+            elif isinstance(stmt.value, ir.ConstArray):
+                nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
+                                            [data, self.constant_data(stmt.value), count])
+            elif var.type.elem == "complex":     # all zero: both parts of every one
+                doubles = self.builder.bitcast(data, F64.as_pointer())
+                nonzero = self.builder.call(self.nonzero_count_function("f64"), [
+                    doubles, self.builder.mul(count, ll.Constant(I64, 2))])
+            else:
+                nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
+                                            [data, count])
+            self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
+                         stmt.site, [nonzero])
+        self._free_array(var, data)
 
     def complex_differs(self, value, expected):
         """The check equality of complex numbers (rlang.checks.values_equal): equal,
@@ -604,6 +640,9 @@ class _FunctionEmitter(ExprEmitter):
                 continue
             if value.type == "complex":         # two doubles
                 doubles += self.complex_parts(value)
+                continue
+            if isinstance(value.type, ir.StackType):
+                doubles += self.stack_for_print(value.var)
                 continue
             t = ir.representation(value.type)
             x = self.expr(value)
@@ -741,6 +780,7 @@ class _FunctionEmitter(ExprEmitter):
                 b.store(ll.Constant(I64, stmt.site),
                         b.gep(self.ctx, [b.add(count, ll.Constant(I64, abi.CTX_FRAMES))]))
                 b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
+            self.release_owned()
             b.ret(status)
 
     def _check_call_aliasing(self, stmt: ir.Call) -> None:
@@ -761,10 +801,5 @@ class _FunctionEmitter(ExprEmitter):
                     continue
                 same = b.icmp_unsigned("==", pointers[i], pointers[j])
                 self.fail_if(same, stmt.alias_site, [ll.Constant(I64, i), ll.Constant(I64, j)])
-
-
-def _byte_size(scalar: str) -> int:
-    return {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8,
-            "complex": 16}[ir.representation(scalar)]
 
 

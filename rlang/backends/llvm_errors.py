@@ -14,7 +14,7 @@ import struct
 from ..errors import Frame, ReversibilityError, RlangRuntimeError
 from .. import ir
 from ..numbers import Fixed, ULog
-from ..values import format_value
+from ..values import Stack, format_value, summarize
 from . import abi
 
 
@@ -26,7 +26,11 @@ def error_from_context(ctx, sites, max_depth: int):
     site = sites[ctx[abi.CTX_SITE] - 1]
     ints = [ctx[abi.CTX_IVALS + k] for k in range(4)]
     floats = [_float(ctx[abi.CTX_FVALS + k]) for k in range(4)]
-    error = _BUILD[site.kind](site, ints, floats, max_depth)
+    if site.kind == "dealloc_stack":
+        items = [ctx[abi.CTX_ITEMS + k] for k in range(2 * abi.STACK_ITEMS)]
+        error = _dealloc_stack(site, ints[0], items)
+    else:
+        error = _BUILD[site.kind](site, ints, floats, max_depth)
     frames = [sites[ctx[abi.CTX_FRAMES + k]] for k in range(ctx[abi.CTX_NFRAMES])]
     if site.kind == "depth" and frames:
         error.span = frames[0].span
@@ -140,6 +144,50 @@ def _dealloc_array(site, ints, floats, _):
                               f"`{compared}` in {ints[0]} element(s)", site.span)
 
 
+def _dealloc_stack(site, length: int, words: list):
+    """`s → stack(T)` of a stack holding `length` items, the first of which (at most
+    abi.STACK_ITEMS) are in `words`; the message is check_dealloc's."""
+    name, elem = site.detail
+    if length > abi.STACK_ITEMS:
+        many = Stack(elem)
+        many.items = range(length)          # summarize shows only how many
+        shown = summarize(many)
+    else:
+        data = struct.pack(f"<{len(words)}q", *words)
+        size = abi.ITEM_BYTES[elem]
+        shown = summarize(Stack(elem, abi.unpack_items(elem, data[:length * size])))
+    return ReversibilityError(f"deallocation check failed: {name} = {shown}, expected "
+                              f"{summarize(Stack(elem))}", site.span)
+
+
+def _pop_empty(site, ints, floats, _):
+    stack, checked = site.detail
+    kind = ReversibilityError if checked else RlangRuntimeError
+    return kind(f"POP from the empty stack `{stack}`", site.span)
+
+
+def _pop_zero(site, ints, floats, _):
+    target, elem = site.detail
+    return ReversibilityError(f"POP into `{target}` = {_rev_value(elem, ints, floats)}, "
+                              "which must be zero", site.span)
+
+
+def _stack_memory(site, ints, floats, _):
+    return RlangRuntimeError(f"PUSH: out of memory growing the stack `{site.detail[0]}` "
+                             f"past {ints[0]} items", site.span)
+
+
+def _rev_value(t: str, ints, floats):
+    """The first reported value as the interpreter holds a value of type `t`."""
+    from ..numbers import F32, I32
+
+    if t == "complex":
+        return complex(floats[0], floats[1])
+    convert = {"f64": float, "f32": F32, "ulog": ULog, "fixed": Fixed, "i64": int,
+               "i32": I32, "bool": bool}[t]
+    return convert(floats[0] if ir.representation(t) in ("f32", "f64") else ints[0])
+
+
 def _argument(site, ints, floats, _):
     function, k, param, t = site.detail
     after, before = _reported_pair(t, ints, floats)
@@ -231,7 +279,8 @@ _BUILD = {
     "dealloc_array": _dealloc_array, "argument": _argument, "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
     "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
-    "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub,
+    "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
+    "pop_zero": _pop_zero, "stack_memory": _stack_memory,
 }
 
 
@@ -245,15 +294,31 @@ def print_line(site, values) -> str:
             continue
         value = values[k]
         k += 1
-        if t == "complex":
+        if isinstance(t, ir.StackType):
+            value = _stack_in_memory(t.elem, _bits(value), _bits(values[k]))
+            k += 1
+        elif t == "complex":
             value = complex(value, values[k])
             k += 1
         elif ir.representation(t) not in ("f32", "f64"):
-            value = struct.unpack("<q", struct.pack("<d", value))[0]
+            value = _bits(value)
             value = bool(value) if t == "bool" else value
         shown = _format_typed(value, t)
         parts.append(f"{text} = {shown}" if kind == "show" else shown)
     return (", " if kind == "show" else " ").join(parts)
+
+
+def _bits(value: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _stack_in_memory(elem: str, data: int, length: int) -> Stack:
+    """The stack whose `length` items lie at address `data` (a live stack of the
+    running code, for `@safe print/show`)."""
+    import ctypes
+
+    raw = ctypes.string_at(data, length * abi.ITEM_BYTES[elem]) if length else b""
+    return Stack(elem, abi.unpack_items(elem, raw))
 
 
 def _format_typed(value, t: str) -> str:

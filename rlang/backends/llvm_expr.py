@@ -220,6 +220,8 @@ class ExprEmitter:
         return self.from_storage(self.builder.load(pointer), e.type)
 
     def _e_dim(self, e: ir.Dim):
+        if isinstance(e.var.type, ir.StackType):
+            return self.stack_length(e.var)
         _, shape, _ = self.array_parts(e.var)
         if e.axis is not None:
             return shape[e.axis]

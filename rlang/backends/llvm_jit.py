@@ -23,6 +23,7 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 
+from .. import ir
 from ..errors import RlangError
 from .llvm_errors import error_from_context, print_line
 from .llvm_marshal import EntryLayout
@@ -161,8 +162,8 @@ class NativeModule:
             import sys
 
             site_info = self.sites[site]
-            count = sum(2 if t == "complex" else 1 for _, t in site_info.detail[1]
-                        if t is not None)
+            count = sum(2 if t == "complex" or isinstance(t, ir.StackType) else 1
+                        for _, t in site_info.detail[1] if t is not None)
             line = print_line(site_info, [values[k] for k in range(count)])
             (self.out or sys.stdout).write(line + "\n")
 
@@ -188,6 +189,8 @@ class NativeModule:
                                              EntryLayout(types, results))
         function, layout = entry
         buffer = layout.pack(values, max_depth)
-        if function(layout.ctx(buffer), layout.args(buffer)) != 0:
+        status = function(layout.ctx(buffer), layout.args(buffer))
+        layout.release(buffer, values)
+        if status != 0:
             raise error_from_context(layout.context(buffer), self.sites, max_depth)
         return layout.unpack(buffer, values)

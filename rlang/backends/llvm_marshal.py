@@ -19,7 +19,11 @@ aligned, in native byte order and with whole-element strides, otherwise `pack`
 raises RlangTypeError (updates must land in place, so they are never copied).
 `results` name the store variables `main` returns; their holders start zeroed and
 an array among them is memory the generated code allocated, copied into NumPy and
-freed by `unpack`.
+freed by `unpack`.  A stack travels as `{data, length, capacity}`: its items are
+copied into malloc memory that the generated code may realloc (llvm_stacks.py),
+and copied back into the `Stack` (in place) or into a new one for the store, after
+which the memory is freed — also when the call fails, or packing a later argument
+does.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import ctypes
 import struct
 
 from .. import ir
-from ..errors import RlangTypeError
+from ..errors import RlangRuntimeError, RlangTypeError
 from . import abi
 
 #: struct codes of one scalar holder (each holder takes whole 8-byte words).
@@ -61,6 +65,7 @@ class EntryLayout:
             at += struct.calcsize("=" + code)
             field += _field_count(t)
         self._packers = [_packer(t) for t in self.types]
+        self._stacks = [k for k, t in enumerate(self.types) if isinstance(t, ir.StackType)]
         self._zeros = [0] * sum(_field_count(t) for _, t in self.results)
 
     def pack(self, values: list, max_depth: int):
@@ -68,10 +73,36 @@ class EntryLayout:
         buffer = (ctypes.c_int64 * self._words)()
         base = ctypes.addressof(buffer) + self._holders_at
         fields = list(map(base.__add__, self._offsets))
+        if self._stacks:
+            return self._pack_with_stacks(buffer, fields, values, max_depth)
         for pack, value in zip(self._packers, values):
             pack(value, fields)
         self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
         return buffer
+
+    def _pack_with_stacks(self, buffer, fields, values, max_depth):
+        copied = []                 # (field, type) of the stacks copied so far
+        try:
+            for pack, value, t in zip(self._packers, values, self.types):
+                at = len(fields)
+                pack(value, fields)
+                if isinstance(t, ir.StackType):
+                    copied.append((at, t))
+        except BaseException:
+            for at, t in copied:
+                _free(ctypes.c_void_p(fields[at]))
+            raise
+        self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
+        return buffer
+
+    def release(self, buffer, values: list) -> None:
+        """After the call, failed or not: the stack arguments' items back into their
+        `Stack`s, in place (as the interpreter's stacks), and their memory freed."""
+        if not self._stacks:
+            return
+        fields = self._holders.unpack_from(buffer, self._holders_at)
+        for k in self._stacks:
+            values[k].items[:] = _take_stack(fields, self._fields[k], self.types[k])
 
     def ctx(self, buffer) -> int:
         return ctypes.addressof(buffer)
@@ -87,23 +118,25 @@ class EntryLayout:
         """The arguments' new values (arrays: the same objects, updated in place),
         then `(name, value)` for each store result."""
         fields = self._holders.unpack_from(buffer, self._holders_at)
-        new = [value if isinstance(t, ir.ArrayType) else _scalar(fields, at, t)
-               for value, t, at in zip(values, self.types, self._fields)]
+        new = [value if isinstance(t, (ir.ArrayType, ir.StackType)) else
+               _scalar(fields, at, t) for value, t, at in zip(values, self.types, self._fields)]
         first = len(self.types)
         for k, (name, t) in enumerate(self.results):
-            at = self._fields[first + k]
-            new.append((name, _store_array(fields, at, t) if isinstance(t, ir.ArrayType)
-                        else _scalar(fields, at, t)))
+            new.append((name, _store_value(fields, self._fields[first + k], t)))
         return new
 
 
 def _holder_code(t) -> str:
+    if isinstance(t, ir.StackType):
+        return "qqq"
     if isinstance(t, ir.ArrayType):
         return "q" * (1 + 2 * t.ndim)
     return _SCALAR_CODES[t]
 
 
 def _field_count(t) -> int:
+    if isinstance(t, ir.StackType):
+        return 3
     if isinstance(t, ir.ArrayType):
         return 1 + 2 * t.ndim
     return 2 if t == "complex" else 1
@@ -111,6 +144,8 @@ def _field_count(t) -> int:
 
 def _packer(t):
     """`pack(value, fields)`: append the holder fields of one argument of type t."""
+    if isinstance(t, ir.StackType):
+        return lambda stack, fields: fields.extend(_stack_words(stack, t))
     if isinstance(t, ir.ArrayType):
         return _pack_array
     if t == "complex":
@@ -154,9 +189,15 @@ def _scalar(fields: tuple, at: int, t):
     return raw
 
 
-def _store_array(fields: tuple, at: int, t):
-    """A store array: copied out of the memory the generated code allocated, which
-    is then freed."""
+def _store_value(fields: tuple, at: int, t):
+    """A store variable's value; arrays and stacks are copied out of the memory the
+    generated code allocated, which is then freed."""
+    if isinstance(t, ir.StackType):
+        from ..values import Stack
+
+        return Stack(t.elem, _take_stack(fields, at, t))
+    if not isinstance(t, ir.ArrayType):
+        return _scalar(fields, at, t)
     import numpy as np
 
     shape = tuple(fields[at + 1:at + 1 + t.ndim])
@@ -170,10 +211,46 @@ def _store_array(fields: tuple, at: int, t):
     return array.view(system) if system is not None else array
 
 
+def _stack_words(stack, t) -> tuple:
+    """The `{data, length, capacity}` of a stack argument: its items copied into
+    malloc memory."""
+    try:
+        data = abi.pack_items(t.elem, stack.items)
+    except ValueError as error:
+        raise RlangTypeError(f"a stack argument: {error}") from None
+    length = len(stack.items)
+    if not length:
+        return 0, 0, 0
+    pointer = _libc().malloc(len(data))
+    if not pointer:
+        raise RlangRuntimeError(f"out of memory copying a stack of {length} items")
+    ctypes.memmove(pointer, data, len(data))
+    return pointer, length, length
+
+
+def _take_stack(fields: tuple, at: int, t) -> list:
+    """The items of a stack's words after a call; its memory is freed."""
+    data, length = fields[at], fields[at + 1]
+    items = ctypes.string_at(data, length * abi.ITEM_BYTES[t.elem]) if length else b""
+    _free(ctypes.c_void_p(data))
+    return abi.unpack_items(t.elem, items)
+
+
+_LIBC: list = []
+
+
+def _libc():
+    if not _LIBC:
+        library = ctypes.CDLL(None)
+        library.free.argtypes = [ctypes.c_void_p]
+        library.malloc.argtypes = [ctypes.c_size_t]
+        library.malloc.restype = ctypes.c_void_p
+        _LIBC.append(library)
+    return _LIBC[0]
+
+
 def _free(pointer) -> None:
-    library = ctypes.CDLL(None)
-    library.free.argtypes = [ctypes.c_void_p]
-    library.free(pointer)
+    _libc().free(pointer)
 
 
 def _numpy_data_address(array) -> int:

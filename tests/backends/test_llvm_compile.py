@@ -98,6 +98,64 @@ def test_shared_library_with_a_c_program(tmp_path):
     assert "gradient pass of multiplier" in header
 
 
+STACK_SOURCE = """\
+function save!(s: stack{f64}, x: f64)
+    PUSH(s, x)
+end
+
+function main()
+    s ← stack(i64)
+    n ← 5
+    PUSH(s, n)
+end
+"""
+
+STACK_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libprog.h"
+
+int main(void) {
+    int64_t ctx[REV_CTX_WORDS];
+    memset(ctx, 0, sizeof ctx);
+    ctx[REV_CTX_MAX_DEPTH] = 10000;
+    rev_stack s = {0, 0, 0};
+    for (int k = 1; k <= 40; k++) {
+        double x = 0.5 * k;
+        rev_save___f64s_f64(ctx, &s, &x);
+    }
+    double *items = s.data;
+    printf("%lld %g %g\n", (long long) s.length, items[0], items[39]);
+    double x = 0.0;
+    int32_t status = rev_inv_save___f64s_f64(ctx, &s, &x);
+    printf("%d %lld %g\n", status, (long long) s.length, x);
+    free(s.data);
+    rev_stack store = {0, 0, 0};
+    int64_t n = -1;
+    status = rev_main(ctx, &store, &n);
+    printf("%d %lld %lld %lld\n", status, (long long) store.length,
+           (long long) ((int64_t *) store.data)[0], (long long) n);
+    free(store.data);
+    return 0;
+}
+"""
+
+
+def test_stacks_in_a_shared_library(tmp_path):
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    (tmp_path / "prog.rev").write_text(STACK_SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", "shared", "-o", "libprog.so", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "rev_stack *s" in (tmp_path / "libprog.h").read_text()
+    (tmp_path / "main.c").write_text(STACK_PROGRAM)
+    build = subprocess.run([compiler, "-o", "main", "main.c", "-L.", "-lprog",
+                            "-Wl,-rpath,$ORIGIN"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["40 0.5 20", "0 39 20", "0 1 5 0"]
+
+
 @pytest.mark.parametrize("emit, check", [
     ("llvm", lambda out: "define i32 @\"rev_multiplier__f64_f64_f64\"" in out),
     ("asm", lambda out: "rev_multiplier__f64_f64_f64:" in out),
@@ -117,8 +175,8 @@ def test_object_file(tmp_path):
 
 
 def test_a_program_nothing_of_which_compiles_is_a_clear_error(tmp_path):
-    (tmp_path / "prog.rev").write_text("function f(x)\n    s ← stack(i64)\n    s → stack(i64)\n"
-                                       "end\n")
+    (tmp_path / "prog.rev").write_text("function f(z: complex)\n    y ← z ** 2\n"
+                                       "    y → z ** 2\nend\n")
     done = rlang("compile", "prog.rev", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "can be compiled" in done.stderr

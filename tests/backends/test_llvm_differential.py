@@ -4,7 +4,7 @@
   llvm backend refuses it with a clean `BackendUnsupported` error naming the
   construct (`NOT_YET` lists those; a listed example that starts working fails the
   test, so the list stays true);
-- on generated programs (tests/property/generators.py, without stacks), the top
+- on generated programs (tests/property/generators.py, stacks included), the top
   function gives the same results on both backends, forward and inverse, with the
   same `@safe` output, and the inverse gives back the inputs exactly.
 """
@@ -72,7 +72,7 @@ def _copy(args):
 
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(cases(stacks=False))
+@given(cases())
 def test_generated_programs_agree(case):
     gp, args = case
     interp = rlang.loads(gp.source)
