@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..types_rules import BackendUnsupported
+from .cuda_expr import has_checks, operands
 
 
 @dataclass
@@ -61,7 +62,7 @@ def expr_vars(e):
     """The variables an expression reads (arrays of loads and dims too)."""
     if isinstance(e, (ir.Read, ir.Load, ir.Dim)):
         yield e.var
-    for x in ir.operands(e):
+    for x in operands(e):
         yield from expr_vars(x)
 
 
@@ -189,8 +190,6 @@ def refuse_device_constructs(module: ir.Module, body, span, where: str) -> None:
 
 
 def has_sites(stmts) -> bool:
-    from .cuda_expr import has_checks
-
     for stmt in walk(stmts):
         if any(getattr(stmt, name, None) is not None
                for name in ("site", "alias_site", "step_site")):

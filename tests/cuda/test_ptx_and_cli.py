@@ -40,6 +40,20 @@ def test_ptx_has_every_kernel_for_the_requested_target(tmp_path):
     assert "// ---- device function rev_axpy_one__f64_f64_f64" in text
 
 
+def test_ptx_of_fixed_ulog_and_complex_kernels(tmp_path):
+    """fixed `*` and `/` (64-bit integer code), ulog arithmetic and complex pairs
+    compile for the GPU, forward, inverse and gradient."""
+    out = tmp_path / "systems.ptx"
+    done = rlang_cli("compile", str(KERNELS.parent / "systems_ptx.rev"), "--emit", "ptx",
+                     "--cc", "8.0", "-o", str(out), simulator=False)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert ".target sm_80" in text and "left out" not in text
+    assert text.count(".visible .entry") == 4
+    assert "div.u64" in text                       # the long division of fixed `/`
+    assert "atom.global.add.f64" in text           # the gradients of `c`, part by part
+
+
 def test_ptx_needs_a_valid_cc():
     done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", "seven",
                      simulator=False)
