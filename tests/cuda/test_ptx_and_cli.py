@@ -80,6 +80,14 @@ def test_run_and_grad_on_the_cuda_backend():
             isinstance(got[name], list) else abs(got[name] - expected[name]) < 1e-12
 
 
+def test_run_with_complex_arguments_on_the_cuda_backend():
+    args = ["run", str(KERNELS.parent / "systems.rev"), "complex_instructions",
+            "[[1.0+2.0im, 0.5im], [3.0, -1.0-1.0im]]", "0.5+0.25im", "--json"]
+    cuda = rlang_cli(*args, "--backend", "cuda", simulator=True)
+    assert cuda.returncode == 0, cuda.stderr
+    assert json.loads(cuda.stdout) == json.loads(rlang_cli(*args, simulator=True).stdout)
+
+
 def test_kernels_without_a_gpu_or_simulator_are_a_clear_error():
     done = rlang_cli("run", str(KERNELS), "saxpy", "[0.0]", "[1.0]", "2.0",
                      "--backend", "cuda", simulator=False)
