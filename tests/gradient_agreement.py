@@ -1,6 +1,7 @@
 """The comparison of two backends' gradients, shared by tests/backends (llvm) and
 tests/cuda: None where the interpreter has none, else the same shape and values
-within RTOL (relative to the largest entry, so near-zero entries compare absolutely)."""
+within RTOL (relative to the largest entry, so near-zero entries compare absolutely);
+complex gradients are complex on both sides."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +15,9 @@ def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm
         if e is None:
             assert g is None, context
             continue
-        g, e = np.asarray(g, dtype=float), np.asarray(e, dtype=float)
+        kind = complex if np.iscomplexobj(e) else float    # complex: (∂/∂re, ∂/∂im)
+        assert np.iscomplexobj(g) == (kind is complex), context
+        g, e = np.asarray(g, dtype=kind), np.asarray(e, dtype=kind)
         scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
         assert g.shape == e.shape, context
         assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \

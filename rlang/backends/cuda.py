@@ -29,8 +29,9 @@ from ..lower import _DTYPE_SCALARS, lower, symbol_of, type_of_value
 from ..tangent_ir import TangentFunction
 from . import abi
 from .cuda_emit import write_program
-from .cuda_runtime import HOST_WORDS, Arr, error_from_record, host_namespace, \
-    is_device_array, run_host
+from .cuda_runtime import HOST_WORDS, Arr, constant_array, error_from_record, \
+    host_namespace, is_device_array, run_host
+from .cuda_scalar import CTXF_WORDS
 
 _counter = itertools.count()
 
@@ -121,8 +122,7 @@ class CompiledProgram:
         self.program = program = write_program(module, shadows)
         self.sites = module.sites
         self.loops = [plan.loop.var.name for plan in program.kernels]
-        constants = {name: np.array(c.values, dtype=_dtype(c.elem)).reshape(c.shape)
-                     for name, c in program.constants.items()}
+        constants = {name: constant_array(c) for name, c in program.constants.items()}
         space = host_namespace(self.sites)
         space.update(constants)
         if program.kernels:
@@ -135,7 +135,7 @@ class CompiledProgram:
         fn = self.module.functions[symbol]
         ctx = np.zeros(HOST_WORDS, dtype=np.int64)
         ctx[abi.CTX_MAX_DEPTH] = max_depth
-        ctxf = np.zeros(2, dtype=np.float64)
+        ctxf = np.zeros(CTXF_WORDS, dtype=np.float64)
         args = [Arr.of(v) if isinstance(p.type, ir.ArrayType) else _plain(v, p.type)
                 for v, p in zip(values, fn.params)]
         try:
@@ -149,7 +149,7 @@ class CompiledProgram:
             new[k] = _typed(result[1 + j], fn.params[k].type)
         for var, value in zip(fn.results, result[1 + len(back):]):
             if isinstance(value, Arr):
-                value = np.array(value.h(), copy=True)
+                value = value.value(var.type.elem)
             else:
                 value = _typed(value, var.type)
             new.append((var.name, value))
@@ -165,7 +165,7 @@ def _compile_device(program, constants: dict) -> dict:
     except ImportError:
         raise RlangError("the cuda backend needs numba-cuda to run `@parallel for` "
                          "kernels: pip install 'rlang[cuda]'") from None
-    from .cuda_runtime import simulated
+    from .cuda_runtime import device_form, simulated
 
     if simulated():
         from .cuda_scalar import namespace
@@ -174,7 +174,7 @@ def _compile_device(program, constants: dict) -> dict:
     else:
         space = gpu_namespace()
     space.update(common_namespace())
-    space.update(constants)
+    space.update({name: device_form(values) for name, values in constants.items()})
     _exec(program.device_source, space)
     for symbol in program.device:
         space["D_" + symbol] = cuda.jit(device=True)(space["D_" + symbol])
@@ -200,35 +200,38 @@ def _type_of(value):
     return type_of_value(value, "cuda")
 
 
-_DT = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
-       "f64": np.float64}
-
-
-def _dtype(elem: str):
-    return _DT[elem]
-
-
 def _plain(value, t):
-    """A scalar argument as the Python value generated code computes with."""
+    """A scalar argument as the Python value generated code computes with (a fixed
+    as its raw integer, a ulog as its logarithm)."""
     if t in ("f32", "f64"):
         return float(value)
     if t == "bool":
         return bool(value)
+    if t == "fixed":
+        return value.raw
+    if t == "ulog":
+        return value.log
+    if t == "complex":
+        return complex(value)
     return int(value)
 
 
 def _typed(value, t):
     """A scalar result with its rev type (as the interpreter returns it)."""
+    from ..numbers import F32, I32, Fixed, ULog
+
     if t == "bool":
         return bool(value)
     if t == "i32":
-        from ..numbers import I32
-
         return I32(int(value))
     if t == "f32":
-        from ..numbers import F32
-
         return F32(float(value))
     if t == "i64":
         return int(value)
+    if t == "fixed":
+        return Fixed(int(value))
+    if t == "ulog":
+        return ULog(float(value))
+    if t == "complex":
+        return complex(value)
     return float(value)

@@ -8,8 +8,10 @@ the loop form that cannot deadlock a warp).  It runs in every mode.
 rlang/backends/cuda_scalar.py under the same names as Numba device functions:
 integers wrap by casting (`int64`, `int32`), f32 values are `float32` casts of
 f64 results (the interpreter's rounding), and division, powers, shifts and the
-built-ins follow rlang/ops.py and the registry.  Under the simulator the Python
-helpers are used instead (rlang/backends/cuda.py chooses).  This module imports
+built-ins follow rlang/ops.py and the registry; the helpers of fixed, ulog and
+complex values are cuda_systems.py's, with fixed `*` and `/` from cuda_fixed.py
+(64-bit integers only) and `fxof` of its own.  Under the simulator the
+Python helpers are used instead (rlang/backends/cuda.py chooses).  This module imports
 numba; rlang imports it only when the cuda backend is used.
 """
 from __future__ import annotations
@@ -24,7 +26,11 @@ from ..primitives import BUILTINS
 from . import abi
 # the record, bounds and check helpers are the same code on the GPU: gpu_namespace
 # compiles them as device functions like the others
-from .cuda_scalar import cki, ckp, frame, inb, ldk1, ldk2, ldk3, rec  # noqa: F401
+from .cuda_scalar import (  # noqa: F401
+    CTXF_WORDS, ckc, cki, ckp, frame, inb, ldk1, ldk2, ldk3, rec)
+from .cuda_systems import (  # noqa: F401
+    NATIVE, SHARED, cdiffers, cvf_fixed, cvf_ulog, cvi_fixed, fxval, ldc1, ldc2, ldc3)
+from .cuda_fixed import fixed_divide as fxdiv, fixed_multiply as fxmul  # noqa: F401
 
 #: Words of a kernel's error buffer after the record: the order key (the thread's
 #: iteration number n), the lock, the loop index of the failed iteration.
@@ -42,8 +48,8 @@ def publish(err, errf, ctx, ctxf, n, index):
             if err[abi.CTX_SITE] == 0 or n < err[ERR_ORDER]:
                 for k in range(abi.CTX_WORDS):
                     err[k] = ctx[k]
-                errf[0] = ctxf[0]
-                errf[1] = ctxf[1]
+                for k in range(CTXF_WORDS):
+                    errf[k] = ctxf[k]
                 err[ERR_ORDER] = n
                 err[ERR_INDEX] = index
             cuda.threadfence()
@@ -167,47 +173,44 @@ def differs(x, y):
     return not (x == y or abs(x - y) <= ATOL or (x != x and y != y))
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+def fxof(x):
+    """The raw value of fixed(x) for a float x in range (cuda_systems.fxof): x · 2^43
+    (exact) rounded to nearest, ties to even; 2^63 wraps, as Fixed(raw) does."""
+    if not (x >= -1048576.0 and x < 1048576.0):
+        return int64(0)
+    scaled = x * 8796093022208.0
+    raw = int64(math.floor(scaled))
+    rest = scaled - float64(raw)
+    if rest > 0.5 or (rest == 0.5 and (raw & 1) == 1):
+        raw += 1
+    return raw
 
 
 def cvf_int(x, low, high, site, ctx, ctxf):
     if math.isfinite(x) and math.floor(x) == x and x >= low and x < high:
         return int64(x)
-    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0)
+    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0, 0.0, 0.0)
     return int64(0)
 
 
 def cvi_i32(x, site, ctx, ctxf):
     if x >= -2147483648 and x < 2147483648:
         return x
-    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0)
+    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return int64(0)
 
 
 def cvf_bool(x, site, ctx, ctxf):
     if x == 0.0 or x == 1.0:
         return x == 1.0
-    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0)
+    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0, 0.0, 0.0)
     return False
 
 
 def cvi_bool(x, site, ctx, ctxf):
     if x == 0 or x == 1:
         return x == 1
-    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0)
+    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return False
 
 
@@ -275,21 +278,26 @@ def b_sign(x):
 
 
 _HELPERS = ("w64 w32 r32 f64 ci lb li32 li64 lf32 lf64 fdiv ffdiv fmod fpow idiv imod ipow "
-            "shl shr fcount differs rec frame inb ldk1 ldk2 ldk3 cki ckp cvf_int cvi_i32 "
-            "cvf_bool cvi_bool").split()
+            "shl shr fcount differs rec frame inb ldk1 ldk2 ldk3 cki ckc ckp cvf_int cvi_i32 "
+            "cvf_bool cvi_bool").split() + list(SHARED) + list(NATIVE)
 
 
-def gpu_namespace() -> dict:
-    """The helpers as Numba device functions, with the constants generated code uses."""
+def gpu_namespace(jit=None) -> dict:
+    """The helpers as Numba device functions, with the constants generated code uses.
+    `jit` compiles each helper (default: `cuda.jit(device=True)`; the tests pass
+    `numba.njit` to run the GPU versions on the CPU)."""
     missing = [name for name in BUILTINS if "b_" + name not in globals()]
     assert not missing, missing
+    jit = jit or cuda.jit(device=True)
     names = _HELPERS + ["b_" + name for name in BUILTINS] + ["b_atan2"]
     # the helpers call each other: rebind them to globals holding the device versions
-    space = dict(globals())
+    # (with the names the helpers of cuda_systems and cuda_fixed read)
+    from . import cuda_fixed, cuda_systems
+
+    space = {**vars(cuda_fixed), **vars(cuda_systems), **globals()}
     for name in names:
         f = globals()[name]
-        space[name] = cuda.jit(device=True)(FunctionType(f.__code__, space, name,
-                                                          f.__defaults__))
+        space[name] = jit(FunctionType(f.__code__, space, name, f.__defaults__))
     space.update(Z_bool=False, Z_i32=int32(0), Z_i64=int64(0), Z_f32=float32(0.0),
                  Z_f64=0.0, inf=math.inf, nan=math.nan)
     return space

@@ -20,24 +20,31 @@ ones, copied; accumulated ones — gradients of read-only views — added to the
 caller's place, with 0 passed in).  Kernels copy the record of the lowest failed
 iteration into a device error buffer (`publish`).
 
+fixed, ulog and complex values are held as rlang/backends/cuda_systems.py says: a
+fixed as its raw integer, a ulog as its logarithm, a complex scalar as a complex
+value (a part is written by making a new one: `store`), a complex array as float64
+pairs (`a[…, 0]`, `a[…, 1]`).
+
 Note [Atomic gradients]: in a gradient kernel, iterations that read the same value
 (a scalar from outside the loop, an element read by several iterations) all add to
 its gradient.  Every update of a gradient (or tangent) shadow that is not private
 to the iteration — a shadow array element, or the one-element device array that
 holds the shadow of an outer scalar — is `cuda.atomic.add`, in kernels and in the
-device functions they call (whose array parameters may be shared).  Updates of
-values and of shadows of the iteration's own ancillas are plain stores.
+device functions they call (whose array parameters may be shared); the gradient of
+a complex value is two such adds, one per part (of pairs, or of a two-element box).
+Updates of values and of shadows of the iteration's own ancillas are plain stores.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import ir
 from ..errors import InternalError
 from ..types_rules import BackendUnsupported
 from . import abi
 from ..ir_walk import has_checks, walk
-from .cuda_expr import ExprWriter, check_type, literal
+from .cuda_expr import ExprWriter, check_type, load_helper, record_args
+from .cuda_scalar import CTXF_WORDS
 from .cuda_kernels import KernelPlan, device_symbols, plan_kernel, refuse_device_constructs
 
 
@@ -148,7 +155,16 @@ class FunctionWriter(ExprWriter):
 
     def read(self, var: ir.Var) -> str:
         box = self.boxes.get(var)
+        if box and var.type == "complex":
+            return f"complex({box}[0], {box}[1])"
         return f"{box}[0]" if box else self.name(var)
+
+    def part(self, var: ir.Var, field: int) -> str:
+        """The re (0) or im (1) part of a complex variable."""
+        box = self.boxes.get(var)
+        if box:
+            return f"{box}[{field}]"
+        return f"{self.name(var)}.{('real', 'imag')[field]}"
 
     def array(self, var: ir.Var) -> str:
         return f"{self.name(var)}.h()" if self.mode == "host" else self.name(var)
@@ -158,7 +174,11 @@ class FunctionWriter(ExprWriter):
 
     def _e_dim(self, e: ir.Dim) -> str:
         name = self.name(e.var)
-        return f"{name}.shape[{e.axis}]" if e.axis is not None else f"{name}.size"
+        if e.axis is not None:
+            return f"{name}.shape[{e.axis}]"
+        if self.mode != "host" and e.var.type.elem == "complex":
+            return f"({name}.size // 2)"            # held as pairs (cuda_systems.py)
+        return f"{name}.size"
 
     def shared(self, var: ir.Var) -> bool:
         """Whether updates of `var` go through atomics (Note [Atomic gradients])."""
@@ -172,9 +192,7 @@ class FunctionWriter(ExprWriter):
 
     def fail(self, site: int | None, ints=(), floats=()) -> None:
         """Record `site` with its values and leave (inside an `if` already emitted)."""
-        ints = list(ints)[:4] + ["0"] * (4 - len(ints[:4]))
-        floats = list(floats)[:2] + ["0.0"] * (2 - len(floats[:2]))
-        self.emit(f"rec(ctx, ctxf, {site}, {', '.join(ints)}, {', '.join(floats)})")
+        self.emit(f"rec(ctx, ctxf, {site}, {record_args(ints, floats)})")
         self.fail_return()
 
     def fail_if(self, condition: str, site: int | None, ints=(), floats=()) -> None:
@@ -211,12 +229,6 @@ class FunctionWriter(ExprWriter):
             self.after_checks()
         return temp
 
-    def report(self, text: str, t: str) -> tuple:
-        """A value for the error record: (ints, floats)."""
-        if t in ("f32", "f64"):
-            return [], [f"f64({text})"]
-        return [f"ci({text})"], []
-
     # ----------------------------------------------------------------- places
     def indices(self, place) -> list:
         """The index temporaries of an element place, bounds-checked."""
@@ -227,22 +239,58 @@ class FunctionWriter(ExprWriter):
                 self.fail_if(f"not (0 <= {i} < {extent})", place.site + k, [i, extent])
         return temps
 
-    def place_texts(self, place, indices=None) -> tuple:
-        """(read text, write text) of a place whose indices are evaluated."""
+    def place_text(self, place, indices=None) -> str:
+        """The value of a place whose indices are evaluated."""
         if isinstance(place, ir.VarPlace):
-            text = self.read(place.var)
-            return text, text
+            return self.read(place.var) if place.field is None else \
+                self.part(place.var, place.field)
         indices = self.indices(place) if indices is None else indices
-        key = ", ".join(indices)
-        load = {"bool": "lb", "i32": "li32", "i64": "li64", "f32": "lf32",
-                "f64": "lf64"}[place.type]
-        return f"{load}({self.array(place.var)}[{key}])", f"{self.warray(place.var)}[{key}]"
+        array = self.array(place.var)
+        if place.var.type.elem == "complex":        # pairs (cuda_systems.py)
+            parts = [f"lf64({array}[{', '.join(indices + [str(k)])}])" for k in (0, 1)]
+            return f"complex({parts[0]}, {parts[1]})" if place.field is None else \
+                parts[place.field]
+        return f"{load_helper(place.type)}({array}[{', '.join(indices)}])"
+
+    def store(self, place, indices, value: str) -> None:
+        """Emit `place = value` (a part of a complex variable: a new complex value; a
+        whole element of a complex array: both parts)."""
+        if isinstance(place, ir.VarPlace):
+            var = place.var
+            if place.field is None or var in self.boxes:
+                target = self.read(var) if place.field is None else self.part(var, place.field)
+                self.emit(f"{target} = {value}")
+                return
+            parts = [value, f"{self.name(var)}.imag"] if place.field == 0 else \
+                [f"{self.name(var)}.real", value]
+            self.emit(f"{self.name(var)} = complex({parts[0]}, {parts[1]})")
+            return
+        array = self.warray(place.var)
+        if place.var.type.elem != "complex":
+            self.emit(f"{array}[{', '.join(indices)}] = {value}")
+        elif place.field is not None:
+            self.emit(f"{array}[{', '.join(indices + [str(place.field)])}] = {value}")
+        else:
+            whole = self.fresh("z")
+            self.emit(f"{whole} = {value}")
+            for k, part in enumerate(("real", "imag")):
+                self.emit(f"{array}[{', '.join(indices + [str(k)])}] = {whole}.{part}")
 
     def atomic_add(self, place, indices, amount: str) -> None:
-        if isinstance(place, ir.VarPlace):
-            self.emit(f"cuda.atomic.add({self.boxes[place.var]}, 0, {amount})")
+        """Add `amount` to a shared gradient (Note [Atomic gradients]); a complex one
+        part by part."""
+        if place.type == "complex":
+            whole = self.fresh("z")
+            self.emit(f"{whole} = {amount}")
+            for k, part in enumerate(("real", "imag")):
+                self.atomic_add(replace(place, field=k), indices, f"{whole}.{part}")
             return
-        key = indices[0] if len(indices) == 1 else f"({', '.join(indices)},)"
+        if isinstance(place, ir.VarPlace):
+            slot = 0 if place.field is None else place.field
+            self.emit(f"cuda.atomic.add({self.boxes[place.var]}, {slot}, {amount})")
+            return
+        key = indices + ([str(place.field)] if place.field is not None else [])
+        key = key[0] if len(key) == 1 else f"({', '.join(key)},)"
         self.emit(f"cuda.atomic.add({self.name(place.var)}, {key}, {amount})")
 
     # ------------------------------------------------------------- functions
@@ -285,7 +333,6 @@ class FunctionWriter(ExprWriter):
     # ------------------------------------------------------------ statements
     def _update(self, stmt: ir.Update) -> None:
         target = stmt.target
-        check_type(target.type, "values", self.span)
         indices = None
         if isinstance(target, ir.ElemPlace):
             indices = [self.temp(i, "i") for i in target.indices]
@@ -298,11 +345,11 @@ class FunctionWriter(ExprWriter):
                     extent = f"{self.name(target.var)}.shape[{k}]"
                     self.fail_if(f"not (0 <= {i} < {extent})", target.site + k, [i, extent])
         value = self.value(stmt.value, "v")
-        t = target.type
+        t = ir.representation(target.type)     # a ulog's logarithm goes up or down
         if self.shared(target.var) and stmt.op in ("+=", "-="):
             self.atomic_add(target, indices, value if stmt.op == "+=" else f"(-{value})")
             return
-        old, new_place = self.place_texts(target, indices)
+        old = self.place_text(target, indices)
         if stmt.op == "^=":
             new = f"w32({old} ^ {value})" if t == "i32" else f"({old} ^ {value})"
         elif t == "f64":
@@ -311,7 +358,7 @@ class FunctionWriter(ExprWriter):
             new = f"r32(f64({old}) {stmt.op[0]} f64({value}))"
         else:
             new = self.wrap(f"({old} {stmt.op[0]} {value})", t)
-        self.emit(f"{new_place} = {new}")
+        self.store(target, indices, new)
 
     def _instr(self, stmt: ir.Instr) -> None:
         places = stmt.places
@@ -325,19 +372,19 @@ class FunctionWriter(ExprWriter):
                 for k, i in enumerate(indices):
                     extent = f"{self.name(place.var)}.shape[{k}]"
                     self.fail_if(f"not (0 <= {i} < {extent})", place.site + k, [i, extent])
-        texts = [self.place_texts(p, i) for p, i in zip(places, index_lists)]
+        texts = [self.place_text(p, i) for p, i in zip(places, index_lists)]
         t = places[0].type
-        check_type(t, "values", self.span)
         name = stmt.name
         if name == "SWAP":
             a, b = self.fresh(), self.fresh()
-            self.emit(f"{a} = {texts[0][0]}")
-            self.emit(f"{b} = {texts[1][0]}")
-            self.emit(f"{texts[0][1]} = {b}")
-            self.emit(f"{texts[1][1]} = {a}")
+            self.emit(f"{a} = {texts[0]}")
+            self.emit(f"{b} = {texts[1]}")
+            self.store(places[0], index_lists[0], b)
+            self.store(places[1], index_lists[1], a)
             return
         if name in ("NEG", "INC", "DEC", "FLIP"):
-            x = texts[0][0]
+            x = texts[0]
+            one = "ONE_RAW" if t == "fixed" else "1"
             if name == "FLIP":
                 new = f"(not {x})"
             elif name == "NEG":
@@ -345,19 +392,20 @@ class FunctionWriter(ExprWriter):
             else:
                 sign = "+" if name == "INC" else "-"
                 new = f"({x} {sign} 1.0)" if t == "f64" else \
-                    f"r32(f64({x}) {sign} 1.0)" if t == "f32" else self.wrap(f"({x} {sign} 1)", t)
-            self.emit(f"{texts[0][1]} = {new}")
+                    f"r32(f64({x}) {sign} 1.0)" if t == "f32" else \
+                    self.wrap(f"({x} {sign} {one})", t)
+            self.store(places[0], index_lists[0], new)
             return
-        self._rotation(stmt, texts, t)
+        self._rotation(stmt, texts, index_lists, t)
 
     def indices_unchecked(self, place) -> list:
         return [self.temp(i, "i") for i in place.indices]
 
-    def _rotation(self, stmt: ir.Instr, texts, t: str) -> None:
+    def _rotation(self, stmt: ir.Instr, texts, index_lists, t: str) -> None:
         """ROT, IROT and HADAMARD, computed in f64 as the interpreter does."""
         a, b, na, nb = self.fresh("a"), self.fresh("b"), self.fresh("a"), self.fresh("b")
-        self.emit(f"{a} = f64({texts[0][0]})")
-        self.emit(f"{b} = f64({texts[1][0]})")
+        self.emit(f"{a} = f64({texts[0]})")
+        self.emit(f"{b} = f64({texts[1]})")
         if stmt.name == "HADAMARD":
             s = repr(0.5 ** 0.5)
             self.emit(f"{na} = ({a} + {b}) * {s}")
@@ -375,8 +423,8 @@ class FunctionWriter(ExprWriter):
                 self.emit(f"{na} = {c} * {a} + {s} * {b}")
                 self.emit(f"{nb} = {c} * {b} - {s} * {a}")
         wrap = "r32" if t == "f32" else ""
-        self.emit(f"{texts[0][1]} = {wrap}({na})")
-        self.emit(f"{texts[1][1]} = {wrap}({nb})")
+        self.store(stmt.places[0], index_lists[0], f"{wrap}({na})")
+        self.store(stmt.places[1], index_lists[1], f"{wrap}({nb})")
 
     def _push(self, stmt) -> None:
         """PUSH / POP: refused, naming the stack type (Note [Stacks in the IR])."""
@@ -386,7 +434,6 @@ class FunctionWriter(ExprWriter):
 
     def _alloc(self, stmt: ir.Alloc) -> None:
         var = stmt.var
-        check_type(var.type, "values", self.span)
         if not isinstance(var.type, ir.ArrayType):
             self.emit(f"{self.name(var)} = {self.value(stmt.value)}")
             return
@@ -414,14 +461,15 @@ class FunctionWriter(ExprWriter):
             if stmt.site is None:
                 return
             name = self.name(var)
+            elem = f"'{var.type.elem}'"
             if isinstance(stmt.value, ir.Read):
-                count = f"mismatches({name}, {self.name(stmt.value.var)})"
+                count = f"mismatches({name}, {self.name(stmt.value.var)}, {elem})"
             elif isinstance(stmt.value, ir.ConstArray):
                 cname = f"C{len(self.program.constants)}_{ir.c_identifier(var.name)}"
                 self.program.constants[cname] = stmt.value
-                count = f"mismatches({name}, Arr.constant({cname}))"
+                count = f"mismatches({name}, Arr.constant({cname}), {elem})"
             else:
-                count = f"nonzeros({name})"
+                count = f"nonzeros({name}, {elem})"
             temp = self.fresh("n")
             self.emit(f"{temp} = {count}")
             self.fail_if(f"{temp} != 0", stmt.site, [temp])
@@ -431,8 +479,12 @@ class FunctionWriter(ExprWriter):
         value = self.read(var)
         expected = self.value(stmt.value)
         t = var.type
-        differs = f"differs(f64({value}), f64({expected}))" if t in ("f32", "f64") else \
-            f"({value} != {expected})"
+        if t == "complex":
+            differs = f"cdiffers({value}, {expected})"
+        elif ir.representation(t) in ("f32", "f64"):
+            differs = f"differs(f64({value}), f64({expected}))"
+        else:
+            differs = f"({value} != {expected})"
         ints, floats = self.report(value, t)
         ints2, floats2 = self.report(expected, t)
         self.fail_if(differs, stmt.site, ints + ints2, floats + floats2)
@@ -571,9 +623,9 @@ class FunctionWriter(ExprWriter):
             if isinstance(arg, ir.Read) or isinstance(arg.type, ir.ArrayType):
                 args.append(self.name(arg.var))
             elif k in callee.accumulated and k not in callee.written:
-                args.append("0.0")
+                args.append("complex(0.0, 0.0)" if arg.type == "complex" else "0.0")
             else:
-                args.append(self.place_texts(arg, indices)[0])
+                args.append(self.place_text(arg, indices))
         prefix = "H_" if self.mode == "host" else "D_"
         result = self.fresh("r")
         self.emit(f"{result} = {prefix}{stmt.callee}(ctx, ctxf{''.join(', ' + a for a in args)})")
@@ -586,12 +638,11 @@ class FunctionWriter(ExprWriter):
             arg, indices = stmt.args[k], index_lists[k]
             returned = f"{result}[{j + 1}]"
             if k in callee.written:
-                self.emit(f"{self.place_texts(arg, indices)[1]} = {returned}")
+                self.store(arg, indices, returned)
             elif self.shared(arg.var):
                 self.atomic_add(arg, indices, returned)
             else:
-                old, place = self.place_texts(arg, indices)
-                self.emit(f"{place} = {old} + {returned}")
+                self.store(arg, indices, f"{self.place_text(arg, indices)} + {returned}")
 
     def call_aliasing(self, stmt: ir.Call, index_lists) -> None:
         """Written arguments must not be the same memory as another argument."""
@@ -636,7 +687,7 @@ class KernelWriter(FunctionWriter):
             params = ["err", "errf"] + params
         head = f"def {plan.name}({', '.join(params)}):"
         self.emit(f"ctx = cuda.local.array({abi.CTX_WORDS}, int64)")
-        self.emit("ctxf = cuda.local.array(2, float64)")
+        self.emit(f"ctxf = cuda.local.array({CTXF_WORDS}, float64)")
         self.emit(f"ctx[{abi.CTX_SITE}] = 0")
         self.emit(f"ctx[{abi.CTX_NFRAMES}] = 0")
         for var in narrow:              # Python passes i64 and f64; keep the rev type

@@ -9,8 +9,14 @@ interpreter computes them), division and powers go through `fdiv`, `idiv`, ….
 Plain `+ - *` on f64, comparisons and `and`/`or` are written as Python operators:
 they mean the same on both sides.
 
-Checks inside expressions (bounds of a load, integer division by zero, a
-conversion that can fail) are helper calls that record the failure in the error
+fixed, ulog and complex values are held as cuda_systems.py says: a fixed as its raw
+integer (`+ -` wrap like i64, `*` and `/` are `fxmul`/`fxdiv`), a ulog as its
+logarithm (the lowering already expanded its arithmetic into f64 operations), a
+complex scalar as a complex value whose parts are `.real`/`.imag`, and an element
+of a complex array as two floats `a[…, 0]`, `a[…, 1]`.
+
+Checks inside expressions (bounds of a load, integer and fixed division by zero, a
+conversion that can fail, a number system's domain: `ir.Checked`) are helper calls that record the failure in the error
 record `ctx` and give a harmless value; `has_checks(e)` tells the statement writer
 to look at `ctx` after evaluating `e`.
 """
@@ -19,28 +25,45 @@ from __future__ import annotations
 from .. import ir
 from ..types_rules import BackendUnsupported
 
-#: The scalar types the cuda backend handles.
-CUDA_SCALARS = ("bool", "i32", "i64", "f32", "f64")
 _LOAD = {"bool": "lb", "i32": "li32", "i64": "li64", "f32": "lf32", "f64": "lf64"}
-_WRAP = {"i64": "w64", "i32": "w32", "f32": "r32"}
+_WRAP = {"i64": "w64", "i32": "w32", "f32": "r32", "fixed": "w64"}
 _INT_RANGE = {"i64": ("-9223372036854775808.0", "9223372036854775808.0"),
               "i32": ("-2147483648.0", "2147483648.0")}
+_SYSTEMS = ("fixed", "ulog")
+_INTEGERS = ("bool", "i32", "i64")
+
+
+def load_helper(t: str) -> str:
+    """The helper that reads an element of type `t` as generated code holds it."""
+    return _LOAD[ir.representation(t)]
+
+
+def operands(e) -> tuple:
+    """ir.operands, and the two parts of a ComplexValue."""
+    if type(e) is ir.ComplexValue:
+        return (e.re, e.im)
+    return ir.operands(e)
 
 
 def check_type(t, what: str = "values", span=None) -> None:
-    """Refuse IR types the cuda backend does not handle (fixed, ulog, complex, stacks)."""
-    scalar = t.elem if isinstance(t, ir.ArrayType) else t
-    if isinstance(t, ir.StackType) or scalar not in CUDA_SCALARS:
+    """Refuse the IR types the cuda backend does not handle: stacks (the lowering
+    refuses their statements; this names a stack parameter)."""
+    if isinstance(t, ir.StackType):
         raise BackendUnsupported(f"the cuda backend does not handle {ir.type_text(t)} "
                                  f"{what} yet", span)
 
 
 def literal(value, t: str) -> str:
+    """A constant as generated code holds it (a fixed: its raw integer, a ulog: its
+    logarithm)."""
     if t == "bool":
         return "True" if value else "False"
-    if t in ("i32", "i64"):
+    if t in ("i32", "i64", "fixed"):
         text = str(int(value))
         return f"w32({text})" if t == "i32" else text
+    if t == "complex":
+        value = complex(value)
+        return f"complex({literal(value.real, 'f64')}, {literal(value.imag, 'f64')})"
     value = float(value)
     if value != value:
         text = "nan"
@@ -51,17 +74,23 @@ def literal(value, t: str) -> str:
     return f"r32({text})" if t == "f32" else text
 
 
+def record_args(ints=(), floats=()) -> str:
+    """The values of a failed check as `rec` takes them: four integers, four floats."""
+    ints = list(ints)[:4] + ["0"] * (4 - len(ints[:4]))
+    floats = list(floats)[:4] + ["0.0"] * (4 - len(floats[:4]))
+    return ", ".join(ints + floats)
+
+
 class ExprWriter:
-    """Expression text; subclasses provide `name(var)`, `array(var)` (the text of an
-    array variable's data), `span` and `fresh()`."""
+    """Expression text; subclasses provide `read(var)` and `part(var, field)` (a
+    scalar variable, a part of a complex one), `array(var)` (the text of an array
+    variable's data), `span` and `fresh()`."""
 
     def expr(self, e) -> str:
         method = getattr(self, "_e_" + type(e).__name__.lower(), None)
         if method is None:
             raise BackendUnsupported(f"the cuda backend does not handle "
                                      f"{type(e).__name__} expressions yet", self.span)
-        if isinstance(getattr(e, "type", None), str):
-            check_type(e.type, "values", self.span)
         return method(e)
 
     def wrap(self, text: str, t: str) -> str:
@@ -72,23 +101,48 @@ class ExprWriter:
         text = self.expr(e)
         return text if e.type == "f64" else f"f64({text})"
 
+    def report(self, text: str, t: str) -> tuple:
+        """A value for the error record: (ints, floats); a complex gives two floats."""
+        if t == "complex":
+            return [], [f"({text}).real", f"({text}).imag"]
+        if ir.representation(t) in ("f32", "f64"):
+            return [], [f"f64({text})"]
+        return [f"ci({text})"], []
+
     # ---------------------------------------------------------------- leaves
     def _e_const(self, e: ir.Const) -> str:
         return literal(e.value, e.type)
 
     def _e_read(self, e: ir.Read) -> str:
-        return self.read(e.var)
+        return self.read(e.var) if e.field is None else self.part(e.var, e.field)
 
     def _e_load(self, e: ir.Load) -> str:
         array = self.array(e.var)
         indices = [self.expr(i) for i in e.indices]
-        load = _LOAD[e.type]
+        if e.var.type.elem == "complex":
+            return self.complex_load(array, indices, e)
+        load = load_helper(e.type)
         if e.site is None:
             return f"{load}({array}[{', '.join(indices)}])"
         if len(indices) > 3:
             raise BackendUnsupported("the cuda backend checks the bounds of arrays of up to "
                                      "three dimensions; use @inbounds", self.span)
-        return f"{load}(ldk{len(indices)}({array}, {', '.join(indices)}, Z_{e.type}, " \
+        return f"{load}(ldk{len(indices)}({array}, {', '.join(indices)}, " \
+            f"Z_{ir.representation(e.type)}, {e.site}, ctx, ctxf))"
+
+    def complex_load(self, array: str, indices: list, e: ir.Load) -> str:
+        """A part of an element of a complex array (held as pairs), or the whole
+        element as a complex value."""
+        if e.field is None:
+            parts = [self.complex_load(array, indices, ir.Load(e.var, e.indices, e.site, k))
+                     for k in (0, 1)]
+            return f"complex({parts[0]}, {parts[1]})"
+        if e.site is None:
+            return f"lf64({array}[{', '.join(indices)}, {e.field}])"
+        if len(indices) > 3:
+            raise BackendUnsupported("the cuda backend checks the bounds of arrays of up to "
+                                     "three dimensions; use @inbounds", self.span)
+        return f"lf64(ldc{len(indices)}({array}, {', '.join(indices)}, {e.field}, " \
             f"{e.site}, ctx, ctxf))"
 
     def _e_dim(self, e: ir.Dim) -> str:
@@ -120,6 +174,23 @@ class ExprWriter:
         zero = " and ".join(f"({self.expr(g)} == 0.0)" for g in e.guards)
         return f"(0.0 if {zero} else {self.expr(e.value)})"
 
+    def _e_reinterpret(self, e: ir.Reinterpret) -> str:
+        return self.expr(e.operand)         # a ulog and its logarithm: the same float
+
+    def _e_checked(self, e: ir.Checked) -> str:
+        """`value` where `cond` holds; else the failure is recorded (`ckc`) and the
+        zero of the value's type stands in."""
+        ints, floats = [], []
+        for x in e.reported:
+            i, f = self.report(self.expr(x), x.type)
+            ints, floats = ints + i, floats + f
+        zero = f"Z_{ir.representation(e.type)}"
+        return f"({self.expr(e.value)} if ckc({self.expr(e.cond)}, {e.site}, ctx, ctxf, " \
+            f"{record_args(ints, floats)}) else {zero})"
+
+    def _e_complexvalue(self, e: ir.ComplexValue) -> str:
+        return f"complex({self.as_f64(e.re)}, {self.as_f64(e.im)})"
+
     def _e_binary(self, e: ir.Binary) -> str:
         t = e.type
         if t == "bool":
@@ -128,6 +199,12 @@ class ExprWriter:
             return self._float_binary(e)
         a, b = self.expr(e.left), self.expr(e.right)
         op = e.op
+        if t == "fixed" and op in ("*", "/"):       # rounded (cuda_systems, cuda_fixed)
+            if op == "*":
+                return f"fxmul({a}, {b})"
+            if e.site is not None:
+                b = f"cki({b}, {a}, {e.site}, ctx, ctxf)"
+            return f"fxdiv({a}, {b})"
         if op in ("+", "-", "*"):
             return self.wrap(f"({a} {op} {b})", t)
         if op in ("&", "|", "^"):
@@ -166,10 +243,15 @@ class ExprWriter:
 
     def _e_convert(self, e: ir.Convert) -> str:
         source, target = e.operand.type, e.type
-        check_type(source, "values", self.span)
         x = self.expr(e.operand)
         if source == target:
             return x
+        if source in _SYSTEMS:              # through the f64 value
+            x, source = (f"fxval({x})" if source == "fixed" else f"b_exp({x})"), "f64"
+            if target == "f64":
+                return x
+        if target in _SYSTEMS:
+            return self.to_system(x, source, e)
         if target == "f64":
             return f"f64({x})"
         if target == "f32":
@@ -188,3 +270,14 @@ class ExprWriter:
         if source == "i64" and target == "i32":
             return f"w32(cvi_i32({x}, {tail}))" if checked else f"w32({x})"
         return self.wrap(f"ci({x})", target)
+
+    def to_system(self, x: str, source: str, e: ir.Convert) -> str:
+        """fixed(x) (its raw value) or ulog(x) (its logarithm) of a real `x`, checked at
+        the conversion's site (cuda_systems.py)."""
+        tail = f"{e.site}, ctx, ctxf"
+        checked = e.site is not None
+        if e.type == "ulog":
+            return f"cvf_ulog(f64({x}), {tail})" if checked else f"b_log(f64({x}))"
+        if source in _INTEGERS:
+            return f"cvi_fixed(ci({x}), {tail})" if checked else f"w64(ci({x}) * ONE_RAW)"
+        return f"cvf_fixed(f64({x}), {tail})" if checked else f"fxof(f64({x}))"

@@ -22,17 +22,23 @@ from ..ad_ir import AdjointFunction
 from ..lower import lower_many
 from ..types_rules import BackendUnsupported
 from .cuda_emit import write_program
+from .cuda_runtime import constant_array, device_form
 from .llvm_aot import declared_types
 
 DEFAULT_CC = (7, 0)
 
 
 def _numba_type(t, narrow_as_wide: bool = False):
+    """The Numba type of a value of IR type `t` on the device (cuda_systems.py: a fixed
+    is int64, a ulog float64, a complex array float64 pairs)."""
     from numba import types
 
     scalars = {"bool": types.boolean, "i32": types.int32, "i64": types.int64,
-               "f32": types.float32, "f64": types.float64}
+               "f32": types.float32, "f64": types.float64, "fixed": types.int64,
+               "ulog": types.float64, "complex": types.complex128}
     if isinstance(t, ir.ArrayType):
+        if t.elem == "complex":
+            return types.Array(types.float64, t.ndim + 1, "A")
         return types.Array(scalars[t.elem], t.ndim, "A")
     if narrow_as_wide and t in ("i32", "f32"):
         return types.int64 if t == "i32" else types.float64
@@ -80,10 +86,8 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
     program = write_program(module, frozenset(shadows), all_device=True)
     space = gpu_namespace()
     space.update(common_namespace())
-    import numpy as np
-
     for name, c in program.constants.items():
-        space[name] = np.array(c.values, dtype=_np_dtype(c.elem)).reshape(c.shape)
+        space[name] = device_form(constant_array(c))
     exec(compile(program.device_source, f"<{unit.file}: cuda>", "exec"), space)
     python_functions = {s: space["D_" + s] for s in program.device}
     for symbol in program.device:
@@ -127,7 +131,7 @@ def _compile_all(out, program, space, python_functions, module, cc) -> None:
             (types.int64, types.int64, types.int64) + \
             tuple(_numba_type(v.type) for v in plan.arrays) + \
             tuple(_numba_type(v.type, True) for v in plan.scalars) + \
-            tuple(types.float64[::1] for _ in plan.boxes)
+            tuple(types.float64[::1] for _ in plan.boxes)          # complex: two parts
         span = module.sites[plan.loop.step_site].span
         ptx, _ = cuda.compile_ptx(space[plan.name], signature, cc=cc)
         out.append(f"// ---- kernel {plan.name}: @parallel for {plan.loop.var.name} at {span}")
@@ -140,9 +144,3 @@ def _compile_all(out, program, space, python_functions, module, cc) -> None:
                    f"{', inverse' if fn.inverse else ''})")
         out.append(ptx)
 
-
-def _np_dtype(elem: str):
-    import numpy as np
-
-    return {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
-            "f64": np.float64}[elem]

@@ -5,7 +5,10 @@
 latest values and data moves only when the other side needs it.  A NumPy argument
 is its own host copy (updated in place at the end of the call); an argument with
 `__cuda_array_interface__` (or a simulator device array) is its own device copy
-and is never copied to the host unless host code reads it.
+and is never copied to the host unless host code reads it.  A complex array is
+held as the float64 array of its parts on both sides (`pairs`: a view of the
+caller's array, never a copy), a fixed array as its raw int64 values, a ulog array
+as the float64 of its logarithms.
 
 `launch(kernel, count, checked, args, ctx, ctxf, number)` runs a kernel over
 `count` iterations (a grid-stride loop: any count fits the grid) and, when the
@@ -25,10 +28,14 @@ import sys
 import numpy as np
 
 from . import abi
-from .cuda_scalar import namespace as scalar_namespace
+from ..ir import representation
+from .cuda_scalar import CTXF_WORDS, namespace as scalar_namespace
 
-_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
-           "f64": np.float64}
+#: The NumPy dtype of each element type, as arguments and results hold it (a fixed
+#: array is int64 of raw values, a ulog array float64 of logarithms).
+DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
+          "f64": np.float64, "fixed": np.int64, "ulog": np.float64,
+          "complex": np.complex128}
 
 #: Host error records: the words of abi.py, then the failed kernel's number + 1
 #: and the loop index of its failed iteration.
@@ -54,16 +61,58 @@ def is_device_array(value) -> bool:
     return type(value).__name__ == "FakeCUDAArray"
 
 
-class Arr:
-    """An array mirrored between the host and the device (see the module docstring)."""
+def pairs(array: np.ndarray) -> np.ndarray:
+    """A complex128 array as generated code indexes it: the float64 array of its
+    parts, a last axis of two (re, im) added; a view, whatever the strides."""
+    parts = array.real
+    return np.lib.stride_tricks.as_strided(parts, shape=array.shape + (2,),
+                                           strides=parts.strides + (parts.itemsize,))
 
-    __slots__ = ("host", "dev", "where", "shape", "size", "user")
+
+def device_pairs(array):
+    """A complex128 device array as float64 pairs, without a copy (C order only)."""
+    try:
+        return array.view(np.float64).reshape(tuple(array.shape) + (2,))
+    except (ValueError, NotImplementedError):
+        from ..errors import RlangTypeError
+
+        raise RlangTypeError("the cuda backend takes device arrays of complex numbers in "
+                             "C order only") from None
+
+
+def from_pairs(parts: np.ndarray) -> np.ndarray:
+    """A complex128 array (a copy) from float64 pairs."""
+    parts = np.ascontiguousarray(parts, dtype=np.float64)
+    return parts.view(np.complex128)[..., 0].copy()
+
+
+def constant_array(constant) -> np.ndarray:
+    """The NumPy array of an `ir.ConstArray` (as arguments hold its element type)."""
+    return np.array(constant.values, dtype=DTYPES[constant.elem]).reshape(constant.shape)
+
+
+def device_form(array: np.ndarray) -> np.ndarray:
+    """An array as device code reads it: complex numbers as pairs, in C order."""
+    return np.ascontiguousarray(pairs(array)) if array.dtype == np.complex128 else array
+
+
+class Arr:
+    """An array mirrored between the host and the device (see the module docstring).
+    Complex arrays are held as float64 pairs on both sides (`pairs`); `shape` and
+    `size` are those of the rev array."""
+
+    __slots__ = ("host", "dev", "where", "shape", "size", "user", "on_host")
 
     def __init__(self, host=None, dev=None, user=None):
-        self.host, self.dev, self.user = host, dev, user
-        self.where = "host" if dev is None else "dev"
         source = host if host is not None else dev
-        self.shape, self.size = tuple(source.shape), int(np.prod(source.shape, dtype=np.int64))
+        self.shape = tuple(source.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        if np.dtype(source.dtype) == np.complex128:
+            host = None if host is None else pairs(host)
+            dev = None if dev is None else device_pairs(dev)
+        self.host, self.dev, self.user = host, dev, user
+        self.on_host = dev is None
+        self.where = "host" if dev is None else "dev"
 
     @classmethod
     def of(cls, value) -> "Arr":
@@ -75,8 +124,10 @@ class Arr:
 
     @classmethod
     def zeros(cls, shape, elem: str):
+        """An array of zeros of `elem` (a ulog zero is the logarithm −inf)."""
         try:
-            return cls(host=np.zeros(shape, dtype=_DTYPES[elem]))
+            fill = -np.inf if elem == "ulog" else 0
+            return cls(host=np.full(shape, fill, dtype=DTYPES[elem]))
         except (MemoryError, ValueError):
             return None
 
@@ -127,11 +178,22 @@ class Arr:
 
     def finish(self):
         """Bring the caller's object up to date; returns it."""
-        if self.host is self.user:
+        if self.on_host:
             self.h()
         else:
             self.d()
         return self.user
+
+    def value(self, elem: str) -> np.ndarray:
+        """A copy of the array as the interpreter holds one of `elem` (main's store)."""
+        host = self.h()
+        if host.ndim > len(self.shape):
+            return from_pairs(host)
+        from ..numbers import FixedArray, ULogArray
+
+        copy = np.array(host, copy=True)
+        system = {"fixed": FixedArray, "ulog": ULogArray}.get(elem)
+        return copy.view(system) if system is not None else copy
 
 
 def threads_and_blocks(count: int) -> tuple:
@@ -154,7 +216,7 @@ def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: in
 
     gpu = cuda()
     err = gpu.to_device(np.zeros(ERR_WORDS, dtype=np.int64))
-    errf = gpu.to_device(np.zeros(2, dtype=np.float64))
+    errf = gpu.to_device(np.zeros(CTXF_WORDS, dtype=np.float64))
     kernel[blocks, threads](err, errf, *args)
     record = err.copy_to_host()
     if record[abi.CTX_SITE] == 0:
@@ -182,36 +244,39 @@ def run_host(function, *args):
         raise
 
 
-def to_box(value: float):
-    """A scalar gradient as a one-element device array (kernels add to it)."""
-    return cuda().to_device(np.array([value], dtype=np.float64))
+def to_box(value):
+    """A scalar gradient as a device array that kernels add to: one element, or the
+    two parts of a complex one."""
+    parts = [value.real, value.imag] if isinstance(value, complex) else [value]
+    return cuda().to_device(np.array(parts, dtype=np.float64))
 
 
-def from_box(box) -> float:
-    return float(box.copy_to_host()[0])
+def from_box(box):
+    parts = box.copy_to_host()
+    return complex(parts[0], parts[1]) if len(parts) == 2 else float(parts[0])
 
 
-def nonzeros(array: Arr) -> int:
-    """How many elements are not zero (floats: not within the tolerance)."""
-    values = array.h()
-    if values.dtype.kind == "f":
-        from ..checks import ATOL
-
-        return int(np.count_nonzero(~(np.abs(values.astype(np.float64)) <= ATOL)))
-    return int(np.count_nonzero(values))
+def nonzeros(array: Arr, elem: str) -> int:
+    """How many elements are not zero (floats and complex numbers: not within the
+    tolerance; a ulog zero is the logarithm −inf)."""
+    zero = np.full(array.shape, -np.inf if elem == "ulog" else 0, dtype=DTYPES[elem])
+    return _differing(array.value(elem), zero)
 
 
-def mismatches(array: Arr, other: Arr) -> int:
+def mismatches(array: Arr, other: Arr, elem: str) -> int:
     """How many elements differ (arrays of different shapes: all)."""
-    a, b = array.h(), other.h()
-    if a.shape != b.shape:
-        return max(1, a.size)
-    if a.dtype.kind == "f":
+    if array.shape != other.shape:
+        return max(1, array.size)
+    return _differing(array.value(elem), other.value(elem))
+
+
+def _differing(a: np.ndarray, b: np.ndarray) -> int:
+    """How many elements differ by the equality of the checks (checks.values_equal)."""
+    if a.dtype.kind in "fc":
         from ..checks import ATOL
 
-        x, y = a.astype(np.float64), b.astype(np.float64)
         with np.errstate(invalid="ignore"):
-            same = (x == y) | (np.abs(x - y) <= ATOL) | (np.isnan(x) & np.isnan(y))
+            same = (a == b) | (np.abs(a - b) <= ATOL) | (np.isnan(a) & np.isnan(b))
         return int(np.count_nonzero(~same))
     return int(np.count_nonzero(a != b))
 
@@ -220,7 +285,7 @@ def nbytes(shape, elem: str) -> int:
     count = 1
     for n in shape:
         count *= n
-    return count * np.dtype(_DTYPES[elem]).itemsize
+    return count * np.dtype(DTYPES[elem]).itemsize
 
 
 def host_namespace(sites, out=None) -> dict:
@@ -230,8 +295,14 @@ def host_namespace(sites, out=None) -> dict:
     def prt(site, *values):
         info = sites[site]
         types = [t for _, t in info.detail[1] if t is not None]
-        doubles = [float(v) if t in ("f32", "f64") else _bits(int(v))
-                   for v, t in zip(values, types)]
+        doubles = []
+        for v, t in zip(values, types):
+            if t == "complex":
+                doubles += [v.real, v.imag]
+            elif representation(t) in ("f32", "f64"):
+                doubles.append(float(v))
+            else:
+                doubles.append(_bits(int(v)))
         (out or sys.stdout).write(print_line(info, doubles) + "\n")
 
     space = scalar_namespace()
@@ -250,7 +321,7 @@ def error_from_record(ctx, ctxf, sites, max_depth: int, loops):
     from .llvm_errors import error_from_context
 
     words = [int(w) for w in ctx[:abi.CTX_WORDS]]
-    for k in range(2):
+    for k in range(CTXF_WORDS):
         words[abi.CTX_FVALS + k] = struct.unpack("<q", struct.pack("<d", float(ctxf[k])))[0]
     error = error_from_context(words, sites, max_depth)
     kernel = int(ctx[abi.CTX_WORDS])

@@ -112,12 +112,18 @@ def _builtin(name):
 BUILTIN_NAMES = tuple(BUILTINS)
 for _name in BUILTIN_NAMES:
     globals()["b_" + _name] = _builtin(_name)
+b_atan2 = _builtin("atan")             # atan(y, x), as generated code names it
 
 
 # ------------------------------------------------------------------ checks
 
-def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1):
-    """Record a failed check (only the first one counts)."""
+#: The doubles of an error record (`ctxf`): those of abi.py's CTX_FVALS words.
+CTXF_WORDS = 4
+
+
+def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1, f2, f3):
+    """Record a failed check (only the first one counts): four integers and four
+    floats of it, as abi.py's words."""
     if ctx[abi.CTX_SITE] == 0:
         ctx[abi.CTX_SITE] = site + 1
         ctx[abi.CTX_IVALS] = i0
@@ -126,6 +132,8 @@ def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1):
         ctx[abi.CTX_IVALS + 3] = i3
         ctxf[0] = f0
         ctxf[1] = f1
+        ctxf[2] = f2
+        ctxf[3] = f3
 
 
 def frame(ctx, site):
@@ -140,7 +148,7 @@ def inb(i, n, site, ctx, ctxf):
     """Whether 0 <= i < n; records the bounds failure otherwise."""
     if 0 <= i < n:
         return True
-    rec(ctx, ctxf, site, i, n, 0, 0, 0.0, 0.0)
+    rec(ctx, ctxf, site, i, n, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return False
 
 
@@ -165,14 +173,21 @@ def ldk3(a, i, j, k, zero, site, ctx, ctxf):
 def cki(b, a, site, ctx, ctxf):
     """The divisor b of an integer `//` or `%`; records division by zero."""
     if b == 0:
-        rec(ctx, ctxf, site, a, 0, 0, 0, 0.0, 0.0)
+        rec(ctx, ctxf, site, a, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return b
+
+
+def ckc(cond, site, ctx, ctxf, i0, i1, i2, i3, f0, f1, f2, f3):
+    """The condition of an `ir.Checked` value; records the failure where it is false."""
+    if not cond:
+        rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1, f2, f3)
+    return cond
 
 
 def ckp(b, a, site, ctx, ctxf):
     """The exponent b of an integer `**`; records a negative one."""
     if b < 0:
-        rec(ctx, ctxf, site, a, b, 0, 0, 0.0, 0.0)
+        rec(ctx, ctxf, site, a, b, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return b
 
 
@@ -180,7 +195,7 @@ def cvf_int(x, low, high, site, ctx, ctxf):
     """A float as an integer: integral and in [low, high); records otherwise."""
     if math.isfinite(x) and math.floor(x) == x and low <= x < high:
         return int(x)
-    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0)
+    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0, 0.0, 0.0)
     return 0
 
 
@@ -188,21 +203,21 @@ def cvi_i32(x, site, ctx, ctxf):
     """An i64 as an i32, in range."""
     if -(1 << 31) <= x < (1 << 31):
         return x
-    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0)
+    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return 0
 
 
 def cvf_bool(x, site, ctx, ctxf):
     if x == 0.0 or x == 1.0:
         return x == 1.0
-    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0)
+    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0, 0.0, 0.0)
     return False
 
 
 def cvi_bool(x, site, ctx, ctxf):
     if x == 0 or x == 1:
         return x == 1
-    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0)
+    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return False
 
 
@@ -212,5 +227,10 @@ inf, nan = math.inf, math.nan
 
 
 def namespace() -> dict:
-    """The helper names of this module, for `exec` of generated host code."""
-    return {name: value for name, value in globals().items() if not name.startswith("__")}
+    """The helper names of this module and of cuda_systems.py (fixed, ulog, complex),
+    for `exec` of generated code that runs as Python."""
+    from .cuda_systems import namespace as systems
+
+    space = {name: value for name, value in globals().items() if not name.startswith("__")}
+    space.update(systems())
+    return space

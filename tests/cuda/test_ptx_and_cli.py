@@ -40,6 +40,20 @@ def test_ptx_has_every_kernel_for_the_requested_target(tmp_path):
     assert "// ---- device function rev_axpy_one__f64_f64_f64" in text
 
 
+def test_ptx_of_fixed_ulog_and_complex_kernels(tmp_path):
+    """fixed `*` and `/` (64-bit integer code), ulog arithmetic and complex pairs
+    compile for the GPU, forward, inverse and gradient."""
+    out = tmp_path / "systems.ptx"
+    done = rlang_cli("compile", str(KERNELS.parent / "systems_ptx.rev"), "--emit", "ptx",
+                     "--cc", "8.0", "-o", str(out), simulator=False)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert ".target sm_80" in text and "left out" not in text
+    assert text.count(".visible .entry") == 4
+    assert "div.u64" in text                       # the long division of fixed `/`
+    assert "atom.global.add.f64" in text           # the gradients of `c`, part by part
+
+
 def test_ptx_needs_a_valid_cc():
     done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", "seven",
                      simulator=False)
@@ -64,6 +78,14 @@ def test_run_and_grad_on_the_cuda_backend():
     for name in got:
         assert abs(sum(got[name]) - sum(expected[name])) < 1e-12 if \
             isinstance(got[name], list) else abs(got[name] - expected[name]) < 1e-12
+
+
+def test_run_with_complex_arguments_on_the_cuda_backend():
+    args = ["run", str(KERNELS.parent / "systems.rev"), "complex_instructions",
+            "[[1.0+2.0im, 0.5im], [3.0, -1.0-1.0im]]", "0.5+0.25im", "--json"]
+    cuda = rlang_cli(*args, "--backend", "cuda", simulator=True)
+    assert cuda.returncode == 0, cuda.stderr
+    assert json.loads(cuda.stdout) == json.loads(rlang_cli(*args, simulator=True).stdout)
 
 
 def test_kernels_without_a_gpu_or_simulator_are_a_clear_error():
