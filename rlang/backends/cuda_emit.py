@@ -434,6 +434,7 @@ class FunctionWriter(ExprWriter):
 
     def _alloc(self, stmt: ir.Alloc) -> None:
         var = stmt.var
+        check_type(var.type, f"ancillas (`{var.name}`)", self.span)
         if not isinstance(var.type, ir.ArrayType):
             self.emit(f"{self.name(var)} = {self.value(stmt.value)}")
             return
