@@ -116,6 +116,8 @@ def _signature(args) -> tuple | None:
 
 def _unit_key(unit) -> str:
     """What the compiled code depends on in the program: every definition, with the
-    source positions its error messages quote."""
-    parts = [repr(unit.program)] + [repr(p) for p in unit.included_programs]
+    source positions its error messages quote (files included: node reprs leave
+    spans out, and the same program at two paths must not share error sites)."""
+    programs = [unit.program] + list(unit.included_programs)
+    parts = [f"{p.span.file}\n{p!r}" for p in programs]
     return "\n".join(parts)

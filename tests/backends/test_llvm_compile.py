@@ -180,3 +180,17 @@ def test_a_program_nothing_of_which_compiles_is_a_clear_error(tmp_path):
     done = rlang("compile", "prog.rev", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "can be compiled" in done.stderr
+
+
+def test_the_same_program_at_two_paths_reports_its_own_path(tmp_path):
+    """The disk cache is keyed by the files too: errors quote the file that ran."""
+    import rlang as rl
+
+    source = "function f(x: i64)\n    x += 10 // 0\nend\n"
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "same.rev"
+        path.write_text(source)
+        with pytest.raises(rl.RlangError) as error:
+            rl.load(str(path), backend="llvm").f(1)
+        assert str(error.value).startswith(str(path) + ":2:"), str(error.value)
