@@ -1,7 +1,7 @@
 """Where compiled code keeps array ancillas, and how arguments reach it (issue #5).
 
 Small array ancillas live on the stack, given back at the end of each loop pass
-(Note [Small array ancillas] in rlang/backends/llvm_emit.py); larger ones and those
+(Note [Small array ancillas] in rlang/backends/llvm_ancillas.py); larger ones and those
 of recursive functions come from the heap.  Each case is compared with the
 interpreter: forward, inverse, the deallocation check, gradients.  Arguments are
 packed into one buffer per call (rlang/backends/llvm_marshal.py): views, strides,
