@@ -27,7 +27,7 @@ from . import abi
 # the record, bounds and check helpers are the same code on the GPU: gpu_namespace
 # compiles them as device functions like the others
 from .cuda_scalar import (  # noqa: F401
-    CTXF_WORDS, ckc, cki, ckp, frame, inb, ldk1, ldk2, ldk3, rec)
+    CTXF_WORDS, ckc, cki, ckp, cvf_bool, cvi_bool, frame, inb, ldk1, ldk2, ldk3, rec)
 from .cuda_systems import (  # noqa: F401
     NATIVE, SHARED, cdiffers, cvf_fixed, cvf_ulog, cvi_fixed, fxval, ldc1, ldc2, ldc3)
 from .cuda_fixed import fixed_divide as fxdiv, fixed_multiply as fxmul  # noqa: F401
@@ -198,20 +198,6 @@ def cvi_i32(x, site, ctx, ctxf):
         return x
     rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
     return int64(0)
-
-
-def cvf_bool(x, site, ctx, ctxf):
-    if x == 0.0 or x == 1.0:
-        return x == 1.0
-    rec(ctx, ctxf, site, 0, 0, 0, 0, x, 0.0, 0.0, 0.0)
-    return False
-
-
-def cvi_bool(x, site, ctx, ctxf):
-    if x == 0 or x == 1:
-        return x == 1
-    rec(ctx, ctxf, site, x, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
-    return False
 
 
 # ------------------------------------------------------------- built-ins
