@@ -25,11 +25,12 @@ class LlvmFunctions:
         self._source_key = _unit_key(unit)
         self._modules: dict = {}
         # (name, inverse, argument signature) → (native module, symbol) for argument
-        # kinds that earlier conformed to the parameters unchanged (see _signature)
+        # kinds that earlier conformed to the parameters unchanged (see signature_of)
         self._fast: dict = {}
+        self.plans: dict = {}           # gradient plans (llvm_ad._GradientPlan), by call kind
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
-        signature = _signature(args)
+        signature = signature_of(args)
         fast = self._fast.get((name, inverse, signature)) if signature else None
         if fast is not None:        # arguments known to conform as they are
             if self.invcheck:
@@ -96,7 +97,7 @@ class LlvmFunctions:
 _CHECKED_SCALARS = (F32, I32)
 
 
-def _signature(args) -> tuple | None:
+def signature_of(args) -> tuple | None:
     """What decides how arguments bind: the type (and dtype and rank) of each.  None
     when some argument must be converted or range-checked on every call (an int
     beyond i64, a list, a NumPy scalar …), which then takes the general path."""

@@ -24,25 +24,86 @@ from ..lower import lower, symbol_of, type_of_value
 from ..numbers import ULog, ULogArray
 from ..values import Stack, read_element
 from ..tangent_ir import TangentFunction, tangent_module
+from .llvm import signature_of
 from .llvm_emit import emit_module
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
-    fn = functions.unit.functions[name]
     outputs = functions.call(name, args, inverse)
-    view = resolve_loss(fn, loss)
-    part = view.name if isinstance(view, ast.Field) else None
-    position, index = loss_location(fn, outputs, view.base if part else view)
-    types = tuple(type_of_value(v) for v in outputs)
-    gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
-    seed = 1j if part == "im" else _seed(outputs[position], index)
+    key = _plan_key(name, args, loss, inverse)
+    plan = functions.plans.get(key) if key is not None else None
+    if plan is None or not plan.fits(outputs):
+        plan = _GradientPlan(functions, name, outputs, loss, inverse)
+        if key is not None and plan.constant_loss:
+            functions.plans[key] = plan
+    gradients = [None if kind is None else np.zeros(v.shape, dtype=kind)
+                 if isinstance(v, np.ndarray) else kind() for v, kind in
+                 zip(outputs, plan.zeros)] if plan.plain else \
+        [_zero_gradient(v, t) for v, t in zip(outputs, plan.types)]
+    position, index = plan.position, plan.index
+    seed = 1j if plan.part == "im" else _seed(outputs[position], index)
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
-    native = functions.native(name, types, inverse, derivative="grad")
-    symbol = AdjointFunction.symbol(symbol_of(name, types, not inverse))
-    new = functions.run(native, symbol, outputs + [g for g in gradients if g is not None])
+    new = functions.run(plan.native, plan.symbol,
+                        outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])
     return tuple(_in_value_space(g, x) for g, x in zip(returned, new[:len(outputs)]))
+
+
+def _plan_key(name: str, args: list, loss, inverse: bool):
+    """What a gradient plan depends on, or None where it cannot be reused (arguments
+    that are converted on every call, a loss that is not a plain key)."""
+    signature = signature_of(args)
+    if signature is None or not isinstance(loss, (str, int, tuple)):
+        return None
+    try:
+        hash(loss)
+    except TypeError:
+        return None
+    return (name, inverse, signature, loss)
+
+
+class _GradientPlan:
+    """What a gradient call needs that depends only on the function, its argument
+    types and the loss: the types, the compiled gradient pass and its symbol, the
+    loss's position and element, and how to make each zero gradient.  Building one
+    checks the loss against `outputs` (with the interpreter's errors).  A plan is
+    reused for later calls with arguments of the same kinds when the loss names a
+    constant element (`constant_loss`) that `fits` the arrays of the call."""
+
+    def __init__(self, functions, name: str, outputs: list, loss, inverse: bool):
+        fn = functions.unit.functions[name]
+        view = resolve_loss(fn, loss)
+        self.part = view.name if isinstance(view, ast.Field) else None
+        base = view.base if self.part else view
+        self.position, self.index = loss_location(fn, outputs, base)
+        self.constant_loss = not isinstance(base, ast.Index) or all(
+            isinstance(i, ast.IntLit) for i in base.indices)
+        self.types = tuple(type_of_value(v) for v in outputs)
+        self.native = functions.native(name, self.types, inverse, derivative="grad")
+        self.symbol = AdjointFunction.symbol(symbol_of(name, self.types, not inverse))
+        # plain: every gradient is a float or complex scalar or a NumPy array (no
+        # stacks, no ulog or fixed arrays), made by `zeros[k]` (a dtype or a type)
+        shadows = [shadow_type(t) for t in self.types]
+        self.plain = not any(isinstance(s, ir.StackType) for s in shadows) and \
+            all(type(v) is np.ndarray or not isinstance(v, np.ndarray) for v in outputs)
+        self.zeros = [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, outputs)]
+
+    def fits(self, outputs: list) -> bool:
+        """Whether the loss element is inside the arrays of this call."""
+        if self.index is None:
+            return True
+        shape = outputs[self.position].shape
+        return all(0 <= i < n for i, n in zip(self.index, shape))
+
+
+def _zero_kind(shadow, value):
+    """How to make the zero gradient of `value`: a NumPy dtype for an array, the
+    Python type (called with no argument) for a scalar."""
+    complex_ = shadow == "complex" or getattr(shadow, "elem", None) == "complex"
+    if isinstance(value, np.ndarray):
+        return np.complex128 if complex_ else np.float64
+    return complex if complex_ else float
 
 
 def _seed(loss_value, index) -> float:
@@ -75,10 +136,8 @@ def _zero_gradient(value, t):
         return None
     if isinstance(shadow, ir.StackType):
         return Stack(shadow.elem, [0j if shadow.elem == "complex" else 0.0] * len(value.items))
-    complex_ = shadow == "complex" or getattr(shadow, "elem", None) == "complex"
-    if isinstance(value, np.ndarray):
-        return np.zeros(value.shape, dtype=np.complex128 if complex_ else np.float64)
-    return 0j if complex_ else 0.0
+    kind = _zero_kind(shadow, value)
+    return np.zeros(value.shape, dtype=kind) if isinstance(value, np.ndarray) else kind()
 
 
 def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,

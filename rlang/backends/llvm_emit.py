@@ -19,6 +19,7 @@ from ..ir_prune import prune_module
 from ..ir_zeros import drop_zero_updates
 from . import abi
 from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
+from .llvm_alias import ParameterScopes, distinct_gradients
 from .llvm_ancillas import AncillaEmitter
 from .llvm_stacks import STACK_TYPE, StackEmitter
 
@@ -80,13 +81,15 @@ def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
     module = prune_module(drop_zero_updates(module))
     out = ll.Module(name=name)
     recursive = recursive_symbols(module)
+    distinct = distinct_gradients(module)
     functions = {}
     for symbol, fn in module.functions.items():
         fnty = ll.FunctionType(I32, [I64.as_pointer()] + [param_type(p.type)
                                                           for p in fn.params + fn.results])
         functions[symbol] = ll.Function(out, fnty, name=symbol)
     for symbol, fn in module.functions.items():
-        _FunctionEmitter(out, functions, module, fn, symbol in recursive).emit()
+        _FunctionEmitter(out, functions, module, fn, symbol in recursive,
+                         symbol in distinct).emit()
         _emit_entry(out, functions[symbol], fn)
     return out
 
@@ -108,7 +111,8 @@ def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
 class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
     """Emits the body of one IR function."""
 
-    def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool):
+    def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
+                 distinct: bool):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
         self.recursive = recursive      # counts the call depth (see recursive_symbols)
         self.llfn = functions[fn.symbol]
@@ -123,6 +127,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         self.stack_arrays = set()       # array ancillas that may live on the stack
         self.on_stack = {}              # … → i1 slot: this allocation is on the stack
         self.owned = []                 # ancillas holding heap memory, allocated so far
+        # Note [Array parameters do not overlap] (llvm_alias.py)
+        self.scopes = ParameterScopes(out, fn, distinct)
         super().__init__(self.builder)
         for k, (var, arg) in enumerate(zip(fn.params + fn.results, self.llfn.args[1:])):
             arg.name = ir.c_identifier(var.name)
@@ -148,6 +154,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         # vectorising), and a view argument is copy-in/copy-out, as in the
         # interpreter.  After a failed check nothing is written back: the call raises.
         self.initial = {}
+        self.scopes.declare(self.builder)
         for local, arg, back in self.scalar_params:
             value = self.builder.load(arg)
             self.builder.store(value, local)
@@ -170,6 +177,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
                                                     ll.Constant(I64, 1)), depth_ptr)
             self.write_back()
             self.builder.ret(ll.Constant(I32, 0))
+        self.scopes.tag(self.llfn)
 
     def write_back(self) -> None:
         """Scalar parameters back to the caller: written ones copied, accumulated ones

@@ -135,10 +135,12 @@ class ExprEmitter:
         return data, shape, strides
 
     def load_parameter_arrays(self, params) -> None:
-        """Load the descriptors of the array parameters (call at the entry)."""
+        """Load the descriptors of the array parameters (call at the entry); their
+        data pointers root the alias scopes (rlang/backends/llvm_alias.py)."""
         for var in params:
             if isinstance(var.type, ir.ArrayType):
                 self.array_cache[var] = self.array_parts(var)
+                self.scopes.root(self.array_cache[var][0], var)
 
     def element_pointer(self, var: ir.Var, indices, site, field=None):
         """The pointer to an element (to one part of a complex element with `field`)."""
