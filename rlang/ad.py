@@ -39,8 +39,10 @@ def gradient(function, args, loss) -> tuple:
     if module.compiled is not None:
         from .backends.llvm_ad import compiled_gradient
 
-        return compiled_gradient(module.compiled, function.name, list(args), loss,
-                                 function.inverse)
+        result = module.compiled_or_none(compiled_gradient, function.name, list(args), loss,
+                                         function.inverse)
+        if result is not None:
+            return result
     outputs = list(function(*args))
     target = resolve_loss(fn, loss)
     engine = GradInterpreter(module.unit, invcheck=module.invcheck)
@@ -258,8 +260,10 @@ def hessian(function, args, loss) -> np.ndarray:
     if module.compiled is not None:
         from .backends.llvm_ad import compiled_hessian
 
-        return compiled_hessian(module.compiled, function.name, list(args), loss,
-                                function.inverse)
+        result = module.compiled_or_none(compiled_hessian, function.name, list(args), loss,
+                                         function.inverse)
+        if result is not None:
+            return result
     target = resolve_loss(fn, loss)
     inputs = _flat_float_inputs(args)
     columns = []

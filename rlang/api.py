@@ -1,6 +1,6 @@
 """The Python API (LANGUAGE.md §9): `load`, `loads`, and callable functions.
 
-    m = rlang.load("f.rev")                 # parse, include, check
+    m = rlang.load("f.rev")                 # parse, include, check; backend "auto"
     m.multiplier(2.0, 3.0, 5.0)             # -> (17.0, 3.0, 5.0)
     (~m.multiplier)(17.0, 3.0, 5.0)         # the inverse
     m["name!"], m.name_                     # functions whose names end in `!`
@@ -8,45 +8,74 @@
 Scalars come back as Python int / float / complex / bool; NumPy arrays are
 updated in place and returned; lists are converted to arrays.  Static errors are
 raised by `load` as `CheckErrors`; run-time errors as the matching `RlangError`.
+
+The default backend is "auto" (or the one named by the environment variable
+RLANG_BACKEND): each call runs compiled by the llvm backend where that backend can
+run it, and on the interpreter where the llvm backend refuses the function or its
+argument types (BackendUnsupported, raised before anything runs) or where llvmlite
+is not installed (docs/backends.md, "The default backend").
 """
 from __future__ import annotations
+
+import os
 
 from .check import check
 from .deep import run_deep
 from .errors import RlangError
 from .interp import Interpreter
 from .loader import load_unit, loads_unit
+from .types_rules import BackendUnsupported
 
+#: The backends `rlang run/grad --backend` chooses from.
 BACKENDS = ("interp", "llvm", "cuda")
+#: What `load`/`loads` accept: a backend, or "auto" (llvm where it can run, else interp).
+API_BACKENDS = BACKENDS + ("auto",)
 
 
-def load(path: str, backend: str = "interp", invcheck: bool = True) -> "Module":
+def default_backend() -> str:
+    """The backend of `load`/`loads` when none is given: $RLANG_BACKEND, else "auto"."""
+    return os.environ.get("RLANG_BACKEND") or "auto"
+
+
+def load(path: str, backend: str | None = None, invcheck: bool = True) -> "Module":
     """Load, include and check the program in `path`."""
     return Module(load_unit(str(path)), backend, invcheck)
 
 
-def loads(source: str, backend: str = "interp", invcheck: bool = True,
+def loads(source: str, backend: str | None = None, invcheck: bool = True,
           file: str = "<string>") -> "Module":
     """Like `load`, from source text."""
     return Module(loads_unit(source, file), backend, invcheck)
 
 
 class Module:
-    """A loaded program; its functions are attributes (and items)."""
+    """A loaded program; its functions are attributes (and items).  `backend` is the
+    one asked for ("auto" by default); `fallback` says whether a call the compiled
+    backend refuses runs on the interpreter instead of raising BackendUnsupported."""
 
-    def __init__(self, unit, backend: str = "interp", invcheck: bool = True):
-        if backend not in BACKENDS:
-            raise RlangError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    def __init__(self, unit, backend: str | None = None, invcheck: bool = True):
+        backend = backend or default_backend()
+        if backend not in API_BACKENDS:
+            raise RlangError(f"unknown backend {backend!r}; choose one of "
+                             f"{', '.join(API_BACKENDS)}")
         check(unit)
         self.unit = unit
         self.backend = backend
         self.invcheck = invcheck
         self.interpreter = Interpreter(unit, invcheck=invcheck)
         self.compiled = None
+        self.fallback = backend == "auto"
         if backend == "llvm":
             from .backends.llvm import LlvmFunctions     # imports llvmlite: only here
 
             self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
+        elif backend == "auto":
+            try:
+                from .backends.llvm import LlvmFunctions
+            except ImportError:                         # no llvmlite: the interpreter
+                LlvmFunctions = None
+            if LlvmFunctions is not None:
+                self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
         elif backend == "cuda":
             from .backends.cuda import CudaFunctions     # imports numba: only here
 
@@ -77,8 +106,23 @@ class Module:
     def run_main(self) -> list:
         """Run `main()`; return its store as (name, value) pairs."""
         if self.compiled is not None:
-            return run_deep(self.compiled.run_main)
+            try:
+                return run_deep(self.compiled.run_main)
+            except BackendUnsupported:
+                if not self.fallback:
+                    raise
         return run_deep(self.interpreter.run_main)
+
+    def compiled_or_none(self, run, *args):
+        """`run(self.compiled, *args)`, or None where the module falls back to the
+        interpreter and the compiled backend refuses the call (BackendUnsupported is
+        raised before anything runs, so the arguments are untouched)."""
+        try:
+            return run(self.compiled, *args)
+        except BackendUnsupported:
+            if not self.fallback:
+                raise
+            return None
 
 
 class Function:
@@ -92,10 +136,12 @@ class Function:
         return [p.name for p in self.module.unit.functions[self.name].params]
 
     def __call__(self, *args) -> tuple:
-        compiled = self.module.compiled
-        if compiled is not None:
-            return tuple(compiled.call(self.name, list(args), self.inverse))
-        values = run_deep(self.module.interpreter.call, self.name, list(args), self.inverse)
+        module = self.module
+        if module.compiled is not None:
+            values = module.compiled_or_none(_call, self.name, list(args), self.inverse)
+            if values is not None:
+                return tuple(values)
+        values = run_deep(module.interpreter.call, self.name, list(args), self.inverse)
         return tuple(values)
 
     def __invert__(self) -> "Function":
@@ -103,3 +149,7 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<rev function {'~' if self.inverse else ''}{self.name}({', '.join(self.params)})>"
+
+
+def _call(compiled, name: str, args: list, inverse: bool) -> list:
+    return compiled.call(name, args, inverse)

@@ -26,6 +26,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+# `rlang.load` without a backend means "auto" (llvm where it can run).  The tests
+# that do not name a backend were written against the interpreter, the reference,
+# so they keep it; the default itself is tested in tests/unit/test_default_backend.py
+# and every backend is named explicitly where a test compares them.
+os.environ.setdefault("RLANG_BACKEND", "interp")
+
 
 def _run_cli(*args: str, cwd: Path | str = REPO, timeout: float = 120) -> tuple[int, str, str]:
     """`python -m rlang.cli ARGS…` in a subprocess: (exit code, stdout, stderr)."""

@@ -40,6 +40,11 @@ class CudaFunctions:
     def __init__(self, unit, invcheck: bool, interpreter):
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self._programs: dict = {}
+        self.plans: dict = {}           # gradient plans (llvm_ad._GradientPlan)
+
+    def types_of(self, values: list) -> tuple:
+        """The IR types of bound argument values."""
+        return tuple(_type_of(v) for v in values)
 
     # ------------------------------------------------------------------ calls
     def call(self, name: str, args: list, inverse: bool = False) -> list:

@@ -14,6 +14,7 @@ import numpy as np
 from ..deep import run_deep
 from ..numbers import F32, I32
 from ..errors import RlangTypeError
+from ..types_rules import BackendUnsupported
 from ..lower import lower, symbol_of, type_of_value
 from .llvm_emit import emit_module
 from .llvm_jit import compile_module
@@ -28,6 +29,7 @@ class LlvmFunctions:
         # kinds that earlier conformed to the parameters unchanged (see signature_of)
         self._fast: dict = {}
         self.plans: dict = {}           # gradient plans (llvm_ad._GradientPlan), by call kind
+        self._refused: dict = {}        # specialisation → its BackendUnsupported
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
         signature = signature_of(args)
@@ -57,6 +59,10 @@ class LlvmFunctions:
             self.interpreter._check_argument_aliasing(fn, values)
         return values
 
+    def types_of(self, values: list) -> tuple:
+        """The IR types of bound argument values (BackendUnsupported if none)."""
+        return tuple(type_of_value(v) for v in values)
+
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on
         the interpreter's big-stack thread; other calls run here (starting a thread
@@ -77,6 +83,8 @@ class LlvmFunctions:
         a derivative of it ("grad": its gradient pass, rlang/backends/llvm_ad.py)."""
         key = (name, types, inverse, derivative)
         native = self._modules.get(key)
+        if native is None and key in self._refused:    # refused once: not lowered again
+            raise self._refused[key].with_traceback(None)
         if native is None:
             def build():
                 if derivative:
@@ -87,8 +95,12 @@ class LlvmFunctions:
                 module = lower(self.unit, name, types, inverse, self.invcheck)
                 return module, emit_module(module)
 
-            native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
-                                    f"{self.invcheck}|{derivative}", build)
+            try:
+                native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
+                                        f"{self.invcheck}|{derivative}", build)
+            except BackendUnsupported as error:
+                self._refused[key] = error
+                raise
             self._modules[key] = native
         return native
 

@@ -29,9 +29,13 @@ from .llvm_emit import emit_module
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
-    outputs = functions.call(name, args, inverse)
     key = _plan_key(name, args, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
+    if plan is None:        # compile both passes before anything runs: a refusal
+        types = functions.types_of(functions.bind(name, args))         # leaves the
+        functions.native(name, types, inverse)                          # arguments
+        functions.native(name, types, inverse, derivative="grad")       # untouched
+    outputs = functions.call(name, args, inverse)
     if plan is None or not plan.fits(outputs):
         plan = _GradientPlan(functions, name, outputs, loss, inverse)
         if key is not None and plan.constant_loss:

@@ -123,7 +123,8 @@ def _grad(session, argument: str, file: str) -> None:
     fn = _function(session, call.func, "grad")
     args = [session.evaluate(arg, file) for arg in call.args]
     reached = {fn.name: fn, **callees(fn.body, session.functions)}
-    module = Module(session.unit_of(reached, file), invcheck=session.invcheck)
+    module = Module(session.unit_of(reached, file), backend="interp",   # the REPL's
+                    invcheck=session.invcheck)                         # reference
     grads = gradient(Function(module, fn.name, call.inverse), args, _loss_of(loss, fn, call))
     rows = [f"{param.name} = {format_value(complex_pair(g))}"
             for param, g in zip(fn.params, grads) if g is not None]
