@@ -12,7 +12,8 @@ as the float64 of its logarithms.
 
 `launch(kernel, count, checked, args, ctx, ctxf, number)` runs a kernel over
 `count` iterations (a grid-stride loop: any count fits the grid) and, when the
-kernel can fail, moves the record of its lowest failed iteration into the host's
+kernel can fail, moves the record of its first failed iteration (in the loop's
+order) into the host's
 error record.  `error_from_record(ctx, ctxf, sites, max_depth, loops)` builds the
 interpreter's RlangError from it (rlang/backends/llvm_errors.py).
 
@@ -317,7 +318,8 @@ def _bits(value: int) -> float:
 
 def error_from_record(ctx, ctxf, sites, max_depth: int, loops):
     """The RlangError of a failed call; `loops` names the index of each kernel's loop.
-    A failure inside a kernel says which iteration failed (lowest first) in a note."""
+    A failure inside a kernel says which iteration failed (the first in the loop's order:
+    the one the interpreter reports) in a note."""
     from .llvm_errors import error_from_context
 
     words = [int(w) for w in ctx[:abi.CTX_WORDS]]
@@ -328,5 +330,6 @@ def error_from_record(ctx, ctxf, sites, max_depth: int, loops):
     if kernel:
         index = int(ctx[abi.CTX_WORDS + 1])
         error.notes = error.notes + (f"in the iteration `{loops[kernel - 1]} = {index}` of "
-                                     "a `@parallel for` on the GPU (the lowest that failed)",)
+                                     "a `@parallel for` on the GPU (the first, in the "
+                                     "loop's order, of those that failed)",)
     return error
