@@ -62,6 +62,31 @@ def is_device_array(value) -> bool:
     return type(value).__name__ == "FakeCUDAArray"
 
 
+def device_bytes(value) -> tuple:
+    """The device addresses [lo, hi) that a device array's elements lie in ((0, 0)
+    when it has none): from `__cuda_array_interface__`, or for the simulator's
+    arrays, from the NumPy array they hold."""
+    if not hasattr(value, "__cuda_array_interface__"):
+        host = value._ary                       # the simulator's FakeCUDAArray
+        if host.size == 0:
+            return 0, 0
+        try:
+            from numpy.lib.array_utils import byte_bounds
+        except ImportError:                     # NumPy < 2
+            byte_bounds = np.byte_bounds
+        return byte_bounds(host)
+    cai = value.__cuda_array_interface__
+    shape, itemsize = tuple(cai["shape"]), np.dtype(cai["typestr"]).itemsize
+    if 0 in shape:
+        return 0, 0
+    strides = cai.get("strides") or tuple(
+        itemsize * int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+    lo = hi = cai["data"][0]
+    for n, stride in zip(shape, strides):
+        lo, hi = lo + min(0, (n - 1) * stride), hi + max(0, (n - 1) * stride)
+    return lo, hi + itemsize
+
+
 def pairs(array: np.ndarray) -> np.ndarray:
     """A complex128 array as generated code indexes it: the float64 array of its
     parts, a last axis of two (re, im) added; a view, whatever the strides."""

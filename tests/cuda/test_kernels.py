@@ -129,3 +129,76 @@ def test_invcheck_off_kernels_carry_no_error_buffer():
     m = rlang.load(KERNELS, backend="cuda", invcheck=False)
     y = m.saxpy(np.zeros(4), np.ones(4), 1.0)[0]
     np.testing.assert_allclose(y, np.sin(1.0))
+
+
+def test_device_arguments_that_overlap_a_written_one_are_refused(modules):
+    """The interpreter's aliasing rule, for device arrays by address range: the same
+    array twice or overlapping slices are refused, disjoint slices of one array run."""
+    from numba import cuda as numba_cuda
+
+    _, cuda = modules
+    whole = numba_cuda.to_device(np.linspace(0.0, 1.0, 10))
+    for y, x in ((whole, whole), (whole[0:6], whole[4:10]), (whole[::2], whole[1::2])):
+        with pytest.raises(rlang.ReversibilityError, match="same device memory"):
+            cuda.saxpy(y, x, 1.0)
+    y, x = whole[0:5], whole[5:10]
+    cuda.saxpy(y, x, 1.0)
+    expected = np.linspace(0.0, 1.0, 10)
+    expected[:5] += np.sin(expected[5:])
+    np.testing.assert_allclose(whole.copy_to_host(), expected, rtol=1e-15)
+    unchecked = rlang.load(KERNELS, backend="cuda", invcheck=False)
+    unchecked.saxpy(whole, numba_cuda.to_device(np.zeros(10)), 1.0)      # no aliasing
+
+
+def test_device_bytes_from_the_cuda_array_interface():
+    from rlang.backends.cuda_runtime import device_bytes
+
+    class Interface:
+        def __init__(self, shape, strides, typestr="<f8", ptr=4096):
+            self.__cuda_array_interface__ = {"shape": shape, "strides": strides,
+                                             "typestr": typestr, "data": (ptr, False),
+                                             "version": 3}
+
+    assert device_bytes(Interface((3, 4), None)) == (4096, 4096 + 96)
+    assert device_bytes(Interface((3, 4), (8, 24))) == (4096, 4096 + 96)    # Fortran order
+    assert device_bytes(Interface((5,), (-16,))) == (4096 - 64, 4096 + 8)   # backward
+    assert device_bytes(Interface((4,), None, "<i4")) == (4096, 4096 + 16)
+    assert device_bytes(Interface((0, 3), None)) == (0, 0)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda cuda: cuda.to_device(np.zeros(())), "at least one dimension"),
+    (lambda cuda: cuda.to_device(np.zeros(3, np.uint8)), "device arrays of uint8"),
+    (lambda cuda: cuda.to_device(np.zeros(3, np.float32)), "must be f64\\[:\\], got f32"),
+    (lambda cuda: cuda.to_device(np.zeros((3, 2))), "must be f64\\[:\\], got f64\\[:,:\\]"),
+    (lambda cuda: np.zeros(3, np.int64), "must be an f64\\[:\\], got an i64"),
+    (lambda cuda: np.zeros((3, 2)), "must be an f64\\[:\\], got an f64\\[:,:\\]"),
+    (lambda cuda: "y", "must be an f64\\[:\\], got a string"),
+])
+def test_bad_arguments_are_type_errors(modules, make, message):
+    from numba import cuda as numba_cuda
+
+    _, cuda = modules
+    with pytest.raises(rlang.RlangTypeError, match=message):
+        cuda.saxpy(make(numba_cuda), np.ones(3), 1.0)
+
+
+def test_non_contiguous_arguments_are_updated_where_they_lie(modules):
+    """Strided NumPy views and device views: the kernel sees their elements, and the
+    caller's memory between them is untouched."""
+    from numba import cuda as numba_cuda
+
+    interp, cuda = modules
+    x = np.linspace(-1.0, 1.0, 14)[::2]
+    expected = interp.saxpy(np.zeros(7), x.copy(), 0.5)[0]
+    host = np.full(21, 7.0)
+    cuda.saxpy(host[::3], x, 0.5)
+    np.testing.assert_allclose(host[::3], expected + 7.0, rtol=1e-15)
+    assert np.all(np.delete(host, np.arange(0, 21, 3)) == 7.0)
+    device = numba_cuda.to_device(np.full(21, 7.0))
+    cuda.saxpy(device[::3], numba_cuda.to_device(np.ascontiguousarray(x)), 0.5)
+    back = device.copy_to_host()
+    np.testing.assert_allclose(back[::3], expected + 7.0, rtol=1e-15)
+    assert np.all(np.delete(back, np.arange(0, 21, 3)) == 7.0)
+    with pytest.raises(rlang.RlangRuntimeError, match="out of bounds"):   # shapes differ
+        cuda.saxpy(np.zeros(2), np.ones(3), 1.0)
