@@ -28,21 +28,51 @@ from .llvm_emit import emit_module
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
+    """The gradients (see the module docstring).  Device arrays (cuda backend) get
+    device arrays of gradients, which stay on the device."""
     fn = functions.unit.functions[name]
     outputs = functions.call(name, args, inverse)
     view = resolve_loss(fn, loss)
     part = view.name if isinstance(view, ast.Field) else None
-    position, index = loss_location(fn, outputs, view.base if part else view)
-    types = tuple(type_of_value(v) for v in outputs)
-    gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
+    host = [_stand_in(v) for v in outputs]
+    try:
+        position, index = loss_location(fn, host, view.base if part else view)
+    except RlangTypeError:      # say it with the values themselves
+        loss_location(fn, [_stand_in(v, copy=True) for v in outputs], view.base if part else view)
+        raise
+    types = tuple(type_of_value(v) for v in host)
+    gradients = [_zero_gradient(v, t) for v, t in zip(host, types)]
     seed = 1j if part == "im" else _seed(outputs[position], index)
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
+    gradients = [_on_device(g) if _is_device(v) and g is not None else g
+                 for g, v in zip(gradients, outputs)]
     native = functions.native(name, types, inverse, derivative="grad")
     symbol = AdjointFunction.symbol(symbol_of(name, types, not inverse))
     new = functions.run(native, symbol, outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])
     return tuple(_in_value_space(g, x) for g, x in zip(returned, new[:len(outputs)]))
+
+
+def _is_device(value) -> bool:
+    from .cuda_runtime import is_device_array
+
+    return not isinstance(value, np.ndarray) and is_device_array(value)
+
+
+def _stand_in(value, copy: bool = False):
+    """A device array as the host sees it to find the loss: zeros of its shape and
+    dtype (the loss view's place and type need no values), or with `copy` its values;
+    other values as they are."""
+    if not _is_device(value):
+        return value
+    return value.copy_to_host() if copy else np.zeros(tuple(value.shape), dtype=value.dtype)
+
+
+def _on_device(array: np.ndarray):
+    from .cuda_runtime import cuda
+
+    return cuda().to_device(array)
 
 
 def _seed(loss_value, index) -> float:
@@ -101,6 +131,9 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     transform of the gradient pass gives column k in the gradients' tangents.  The
     caller's arguments are not touched."""
     fn = functions.unit.functions[name]
+    if any(_is_device(a) for a in args):
+        raise RlangTypeError("rlang.hessian takes NumPy arrays, not device arrays (copy them "
+                             "to the host with copy_to_host())")
     values = functions.bind(name, args)
     types = tuple(type_of_value(v) for v in values)
     if any(isinstance(t, ir.StackType) for t in types):
@@ -159,6 +192,6 @@ def _returned(shadows: list, new: list) -> list:
             out.append(None)
         else:
             value = next(values)
-            out.append(shadow if isinstance(shadow, np.ndarray) else
+            out.append(shadow if isinstance(shadow, np.ndarray) or _is_device(shadow) else
                        complex(value) if isinstance(shadow, complex) else float(value))
     return out

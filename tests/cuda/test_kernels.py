@@ -202,3 +202,41 @@ def test_non_contiguous_arguments_are_updated_where_they_lie(modules):
     assert np.all(np.delete(back, np.arange(0, 21, 3)) == 7.0)
     with pytest.raises(rlang.RlangRuntimeError, match="out of bounds"):   # shapes differ
         cuda.saxpy(np.zeros(2), np.ones(3), 1.0)
+
+
+@pytest.mark.parametrize("name,args,loss", [c for c in CASES if c[0] in
+                                             ("saxpy", "loss", "calls_loss", "rows")],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_gradients_of_device_arrays_stay_on_the_device(modules, name, args, loss):
+    """Device array arguments get device arrays of gradients (no copy back), equal to
+    the interpreter's; the gradient pass leaves the inputs as they were."""
+    from numba import cuda as numba_cuda
+
+    from rlang.backends.cuda_runtime import is_device_array
+
+    interp, cuda = modules
+    expected = rlang.gradient(interp[name], copy(args), loss=loss)
+    device = [numba_cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = rlang.gradient(cuda[name], device, loss=loss)
+    for g, a in zip(got, args):
+        assert is_device_array(g) == isinstance(a, np.ndarray)
+    assert_same_gradients([g.copy_to_host() if is_device_array(g) else g for g in got],
+                          expected, name)
+    for before, after in zip(args, device):
+        if isinstance(before, np.ndarray):
+            np.testing.assert_allclose(after.copy_to_host(), before, rtol=0, atol=1e-9)
+
+
+def test_device_array_losses_and_hessians(modules):
+    from numba import cuda as numba_cuda
+
+    interp, cuda = modules
+    host = [np.arange(4, dtype=np.int64), np.zeros(4, np.int32), np.zeros(4, bool),
+            np.zeros(4, np.float32), 5]
+    k0 = interp.mixed(*copy(host))[0][0]        # the loss's value after the forward run
+    device = [numba_cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    with pytest.raises(rlang.RlangTypeError, match=rf"`k\[0\]` must be a float.*got {k0}$"):
+        rlang.gradient(cuda.mixed, device, loss=("k", 0))
+    with pytest.raises(rlang.RlangTypeError, match="NumPy arrays, not device arrays"):
+        rlang.hessian(cuda.loss, [0.0, numba_cuda.to_device(np.zeros(3)),
+                                  numba_cuda.to_device(np.ones(3)), 0.5], loss="l")
