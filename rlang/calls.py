@@ -14,7 +14,7 @@ import numpy as np
 from . import ast
 from .checks import values_equal
 from .errors import ReversibilityError, RlangRuntimeError
-from .evaluate import VarRef
+from .evaluate import ElemRef, FieldRef, VarRef
 from .values import Stack, summarize
 
 
@@ -39,11 +39,12 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
     for param, value in zip(fn.params, values):
         callee_env[param.name] = interp._bind(fn, param, value, False, stmt.span)
     interp._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
-    for param, ref in zip(fn.params, refs):
+    written = interp.written.get(fn.name, frozenset())
+    for i, (param, ref) in enumerate(zip(fn.params, refs)):
         if ref is not None:
             new = callee_env[param.name]
             if not isinstance(new, (np.ndarray, Stack)):
-                ref.set(new)
+                _put_back(ref, new, logged=i in written)
     if check:
         for i, before in saved:
             after = callee_env[fn.params[i].name]
@@ -52,6 +53,22 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
                     f"`{fn.name}` changed its argument {i + 1} (`{fn.params[i].name}`), which is "
                     f"an expression, not a view: {summarize(before)} became {summarize(after)}",
                     stmt.args[i].span)
+
+
+def _put_back(ref, value, logged: bool) -> None:
+    """Copy a scalar parameter's value out to its view.  Only a parameter the callee
+    may write counts as a write of the view: an element several iterations of a
+    `@parallel for` pass for a read-only parameter is a shared read (LANGUAGE.md §6),
+    not a shared write (rlang/loops.py tracks writes through the refs' logs)."""
+    base = ref.base if isinstance(ref, FieldRef) else ref
+    if logged or not isinstance(base, ElemRef) or base.log is None:
+        ref.set(value)
+        return
+    log, base.log = base.log, None
+    try:
+        ref.set(value)
+    finally:
+        base.log = log
 
 
 def _view_ref(interp, arg, env):

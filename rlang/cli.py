@@ -83,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     compile_cmd.add_argument("file", metavar="FILE")
     compile_cmd.add_argument("--emit", choices=("llvm", "asm", "obj", "shared", "ptx"),
                              default="llvm")
-    compile_cmd.add_argument("--cc", metavar="MAJOR.MINOR", default="7.0",
-                             help="compute capability of the PTX (--emit ptx; default 7.0)")
+    compile_cmd.add_argument("--cc", metavar="MAJOR.MINOR", default="7.5",
+                             help="compute capability of the PTX (--emit ptx; default 7.5)")
     compile_cmd.add_argument("-o", dest="output", metavar="OUT",
                              help="output file (default: stdout for llvm/asm, FILE.o / "
                              "FILE.so for obj/shared)")
@@ -322,12 +322,9 @@ def _emit_ptx(unit, options, invcheck: bool) -> int:
         cc = ()
     if len(cc) != 2:
         raise RlangError(f"--cc {options.cc!r}: write the compute capability as MAJOR.MINOR, "
-                         "e.g. 7.0")
-    try:
-        from .backends.cuda_ptx import ptx_text
-    except ImportError:
-        raise RlangError("--emit ptx needs numba-cuda and the CUDA toolkit's NVVM: "
-                         "pip install 'rlang[cuda]'") from None
+                         "e.g. 7.5")
+    from .backends.cuda_ptx import ptx_text
+
     text = ptx_text(unit, invcheck, cc)
     if options.output:
         Path(options.output).write_text(text)

@@ -1,12 +1,17 @@
 """GPU benchmarks of the cuda backend (issue #6): ADBench BA Jacobian and GMM gradient.
 
-    python benchmarks/gpu/run.py [--quick] [--check]
+    python benchmarks/gpu/run.py [--quick | --smoke] [--check] [--repeat N]
 
 The same rev program (workloads.rev) runs on the cuda backend (kernels on the GPU)
 and on the llvm backend (one CPU core), and the same functions written in JAX run
 with jax.jit on the GPU.  Each figure is the best of --repeat runs, after a warm-up
 run (compilation excluded); the script prints seconds and the ratios
-cuda/llvm and cuda/JAX.  --check compares the three results first.
+llvm/cuda and cuda/JAX.  --check compares the three results first.  Without JAX
+the JAX column is skipped ("-"), with a note.
+
+--smoke runs toy sizes once, with --check, so that it finishes in seconds under
+Numba's simulator (NUMBA_ENABLE_CUDASIM=1, no GPU): tests/cuda/test_benchmark.py
+runs it that way, so the script cannot rot while no GPU is at hand.
 
 - BA: the Jacobian of the reprojection residuals, ADBench's smallest size
   (ba1: 21 cameras, 11,315 points, 36,455 observations) and a large one (ba_large:
@@ -35,9 +40,10 @@ from rlang.lower import symbol_of, type_of_value
 HERE = Path(__file__).resolve().parent
 
 
-def gradient_pass(module, name: str, args: list, seeds: list) -> list:
+def gradient_pass(module, name: str, args: list, seeds: list) -> tuple:
     """Run `name` forward, then its gradient pass with the output gradients `seeds`
-    (None for integers): the vector-Jacobian product.  Returns the input gradients."""
+    (None for integers): the vector-Jacobian product.  Returns (the input gradients,
+    the arguments' values after the pass)."""
     functions = module.compiled
     outputs = functions.call(name, args, False)
     types = tuple(type_of_value(v) for v in outputs)
@@ -83,6 +89,15 @@ def ba_rev(module, P, feats):
         grads, _ = gradient_pass(module, "ba", [np.zeros(n), np.zeros(n), P, feats], seeds)
         rows.append(grads[2])
     return np.stack(rows, axis=1)          # (n_obs, 2, 15)
+
+
+def jax_or_none():
+    """The jax module, or None when it is not installed (its column is skipped)."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    return jax
 
 
 def ba_jax():
@@ -134,46 +149,77 @@ def gmm_jax():
 
 # ----------------------------------------------------------------------- main
 
-def main() -> None:
+#: (BA sizes as (label, observations), GMM sizes as (n, d, K)) of each mode.
+SIZES = {
+    "full": ([("ba1 (36,455 obs)", 36455), ("ba_large (10^6 obs)", 10 ** 6)],
+             [(10 ** 4, 10, 25), (10 ** 6, 10, 25)]),
+    "quick": ([("ba1 (36,455 obs)", 36455)], [(10 ** 4, 10, 25)]),
+    "smoke": ([("toy (21 obs)", 21)], [(13, 3, 4)]),
+}
+
+
+def check_agreement(label: str, cuda_result, llvm_result, jax_result) -> None:
+    """cuda and llvm agree within 1e-10, and JAX (when run) within 1e-8, relative to
+    the largest entry; a disagreement stops the script (SystemExit)."""
+    for name, other, rtol in (("llvm", llvm_result, 1e-10), ("JAX", jax_result, 1e-8)):
+        if other is None:
+            continue
+        for a, b in zip(cuda_result, other):
+            a, b = np.asarray(a), np.asarray(b)
+            scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+            if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=rtol * scale):
+                raise SystemExit(f"{label}: the cuda backend and {name} disagree "
+                                 f"(largest difference {np.max(np.abs(a - b)):.3g})")
+    print(f"checked {label}: cuda = llvm{'' if jax_result is None else ' = JAX'}")
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes only")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="the smaller size of each")
+    mode.add_argument("--smoke", action="store_true",
+                      help="toy sizes, once, checked (runs under the simulator)")
     parser.add_argument("--check", action="store_true", help="compare results first")
     parser.add_argument("--repeat", type=int, default=3)
-    options = parser.parse_args()
+    options = parser.parse_args(argv)
+    if options.smoke:
+        options.check, options.repeat = True, 1
+    ba_sizes, gmm_sizes = SIZES["smoke" if options.smoke else
+                                "quick" if options.quick else "full"]
     rng = np.random.default_rng(0)
     cuda = rlang.load(HERE / "workloads.rev", backend="cuda", invcheck=False)
     llvm = rlang.load(HERE / "workloads.rev", backend="llvm", invcheck=False)
+    jax = jax_or_none()
+    if jax is None:
+        print("JAX is not installed: its column is skipped")
     rows = []
-    ba_sizes = [("ba1 (36,455 obs)", 36455)] + ([] if options.quick else
-                                                [("ba_large (10^6 obs)", 10 ** 6)])
-    jac = ba_jax()
+    jac = ba_jax() if jax else None
     for label, n in ba_sizes:
         P, feats = ba_inputs(n, rng)
+        run_jax = (lambda: np.asarray(jac(P, feats))) if jax else None
         if options.check:
-            a, b = ba_rev(cuda, P, feats), ba_rev(llvm, P, feats)
-            c = np.asarray(jac(P, feats))
-            assert np.allclose(a, b, rtol=1e-10) and np.allclose(a, c, rtol=1e-8)
+            check_agreement(f"BA Jacobian, {label}", [ba_rev(cuda, P, feats)],
+                            [ba_rev(llvm, P, feats)], run_jax and [run_jax()])
         rows.append((f"BA Jacobian, {label}", best(lambda: ba_rev(cuda, P, feats), options.repeat),
                      best(lambda: ba_rev(llvm, P, feats), options.repeat),
-                     best(lambda: np.asarray(jac(P, feats)), options.repeat)))
-    grad = gmm_jax()
-    for n in ([10 ** 4] if options.quick else [10 ** 4, 10 ** 6]):
-        x, alphas, means, icf = gmm_inputs(n, 10, 25, rng)
+                     run_jax and best(run_jax, options.repeat)))
+    grad = gmm_jax() if jax else None
+    for n, d, k in gmm_sizes:
+        x, alphas, means, icf = gmm_inputs(n, d, k, rng)
+        label = f"GMM gradient, d={d} K={k} n={n:,}"
+        run_jax = (lambda: [np.asarray(g) for g in grad(alphas, means, icf, x)]) if jax \
+            else None
         if options.check:
-            a = gmm_rev(cuda, x, alphas, means, icf)
-            b = gmm_rev(llvm, x, alphas, means, icf)
-            c = [np.asarray(g) for g in grad(alphas, means, icf, x)]
-            for p, q, r in zip(a, b, c):
-                assert np.allclose(p, q, rtol=1e-10) and np.allclose(p, r, rtol=1e-8)
-        rows.append((f"GMM gradient, d=10 K=25 n={n:,}",
-                     best(lambda: gmm_rev(cuda, x, alphas, means, icf), options.repeat),
+            check_agreement(label, gmm_rev(cuda, x, alphas, means, icf),
+                            gmm_rev(llvm, x, alphas, means, icf), run_jax and run_jax())
+        rows.append((label, best(lambda: gmm_rev(cuda, x, alphas, means, icf), options.repeat),
                      best(lambda: gmm_rev(llvm, x, alphas, means, icf), options.repeat),
-                     best(lambda: [np.asarray(g) for g in grad(alphas, means, icf, x)],
-                          options.repeat)))
+                     run_jax and best(run_jax, options.repeat)))
     print(f"{'workload':44} {'cuda s':>9} {'llvm s':>9} {'JAX s':>9} "
           f"{'llvm/cuda':>10} {'cuda/JAX':>9}")
     for name, c, l_, j in rows:
-        print(f"{name:44} {c:9.4f} {l_:9.4f} {j:9.4f} {l_ / c:10.1f} {c / j:9.2f}")
+        jax_s, ratio = ("-", "-") if j is None else (f"{j:.4f}", f"{c / j:.2f}")
+        print(f"{name:44} {c:9.4f} {l_:9.4f} {jax_s:>9} {l_ / c:10.1f} {ratio:>9}")
 
 
 if __name__ == "__main__":

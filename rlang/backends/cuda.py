@@ -23,14 +23,14 @@ import numpy as np
 from .. import ir
 from ..ad_ir import AdjointFunction
 from ..deep import run_deep
-from ..errors import RlangError, RlangTypeError
+from ..errors import ReversibilityError, RlangError, RlangTypeError
 from ..ir_shadow import derive_module
 from ..lower import _DTYPE_SCALARS, lower, symbol_of, type_of_value
 from ..tangent_ir import TangentFunction
 from . import abi
 from .cuda_emit import write_program
-from .cuda_runtime import HOST_WORDS, Arr, constant_array, error_from_record, \
-    host_namespace, is_device_array, run_host
+from .cuda_runtime import HOST_WORDS, Arr, constant_array, device_bytes, \
+    error_from_record, host_namespace, is_device_array, run_host
 from .cuda_scalar import CTXF_WORDS
 
 _counter = itertools.count()
@@ -65,7 +65,20 @@ class CudaFunctions:
         if self.invcheck:
             host = [np.empty(0) if is_device_array(v) else v for v in values]
             self.interpreter._check_argument_aliasing(fn, host)
+            self._check_device_aliasing(fn, values)
         return values
+
+    def _check_device_aliasing(self, fn, values: list) -> None:
+        """A written device array must not overlap another device array argument (the
+        interpreter's rule for NumPy arrays; on the device, address ranges are
+        compared, so interleaved views of one array count as the same memory)."""
+        spans = {k: device_bytes(v) for k, v in enumerate(values) if is_device_array(v)}
+        for i in sorted(self.interpreter.written.get(fn.name, frozenset()) & spans.keys()):
+            for j, (lo, hi) in spans.items():
+                if j != i and lo < spans[i][1] and spans[i][0] < hi:
+                    raise ReversibilityError(
+                        f"arguments {min(i, j) + 1} and {max(i, j) + 1} of `{fn.name}` are "
+                        f"the same device memory, and `{fn.params[i].name}` is written")
 
     def run(self, native, symbol: str, values: list) -> list:
         return run_deep(native.call, symbol, values, self.interpreter.max_depth)
@@ -198,7 +211,10 @@ def _type_of(value):
     """The IR type of an argument (device arrays by their dtype and rank)."""
     if is_device_array(value):
         scalar = _DTYPE_SCALARS.get(np.dtype(value.dtype))
-        if scalar is None or not value.ndim:
+        if not value.ndim:
+            raise RlangTypeError("the cuda backend takes device arrays of at least one "
+                                 "dimension, not 0-d ones (pass a scalar as a number)")
+        if scalar is None:
             raise RlangTypeError(f"the cuda backend does not handle device arrays of "
                                  f"{value.dtype}")
         return ir.ArrayType(scalar, value.ndim)

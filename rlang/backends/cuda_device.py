@@ -1,8 +1,8 @@
 """The helpers of generated device code (kernels and device functions).
 
 `publish` copies a failed thread's error record into the kernel's error buffer,
-keeping the record of the lowest iteration (a lock taken by compare-and-swap, in
-the loop form that cannot deadlock a warp).  It runs in every mode.
+keeping the record of the iteration first in the loop's order (a lock taken by
+compare-and-swap, in the loop form that cannot deadlock a warp).  It runs in every mode.
 
 `gpu_namespace()` gives, for real GPUs, the scalar helpers of
 rlang/backends/cuda_scalar.py under the same names as Numba device functions:

@@ -17,8 +17,8 @@ failure is in the error record `ctx`/`ctxf`, layout rlang/backends/abi.py, and e
 caller appends its call site while unwinding, as the llvm backend does); the values
 are the final values of the scalar parameters that go back to the caller (written
 ones, copied; accumulated ones — gradients of read-only views — added to the
-caller's place, with 0 passed in).  Kernels copy the record of the lowest failed
-iteration into a device error buffer (`publish`).
+caller's place, with 0 passed in).  Kernels copy the record of the failed
+iteration first in the loop's order into a device error buffer (`publish`).
 
 fixed, ulog and complex values are held as rlang/backends/cuda_systems.py says: a
 fixed as its raw integer, a ulog as its logarithm, a complex scalar as a complex

@@ -5,7 +5,9 @@ the gradient passes) for its declared parameter types, as `rlang compile` does f
 the llvm backend (rlang/backends/llvm_aot.py: an undeclared parameter is f64, else
 i64), writes the cuda backend's program (rlang/backends/cuda_emit.py), and compiles
 with `numba.cuda.compile_ptx` for compute capability `cc` — no GPU needed, only
-the CUDA toolkit's NVVM (the `cuda` extra installs it):
+the CUDA toolkit's NVVM (the `cuda` extra installs it).  Without numba-cuda or
+NVVM, or for a `cc` the installed NVVM does not compile for, it raises RlangError
+saying so:
 
 - each `@parallel for` kernel, with the signature it is launched with;
 - every function that can run on the GPU, as a device function.
@@ -25,7 +27,9 @@ from .cuda_emit import write_program
 from .cuda_runtime import constant_array, device_form
 from .llvm_aot import declared_types
 
-DEFAULT_CC = (7, 0)
+#: The oldest compute capability that both CUDA 12's and CUDA 13's NVVM compile for
+#: (CUDA 13 dropped 5.x to 7.2); f64 atomic adds need 6.0.
+DEFAULT_CC = (7, 5)
 
 
 def _numba_type(t, narrow_as_wide: bool = False):
@@ -68,10 +72,15 @@ def entries_of(unit, invcheck: bool) -> tuple:
 
 
 def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
-    from numba import cuda, types
+    """The PTX text of `unit` for compute capability `cc` (a (major, minor) pair)."""
+    try:
+        from numba import cuda
 
+        from .cuda_device import common_namespace, gpu_namespace
+    except ImportError as error:
+        raise RlangError(f"--emit ptx needs numba-cuda ({error}): "
+                         "pip install 'rlang[cuda]'") from None
     from .cuda import _recording
-    from .cuda_device import common_namespace, gpu_namespace
 
     entries, skipped = entries_of(unit, invcheck)
     if not entries:
@@ -94,9 +103,34 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
         space["D_" + symbol] = cuda.jit(device=True)(python_functions[symbol])
     out = [f"// PTX of {unit.file} for sm_{cc[0]}{cc[1]} (rlang, cuda backend)"]
     out += [f"// left out: {name}: {reason}" for name, reason in skipped]
-    with _target_cc(cc):
+    with _target_cc(cc), _nvvm_errors(cc):
         _compile_all(out, program, space, python_functions, module, cc)
     return "\n".join(out) + "\n"
+
+
+class _nvvm_errors:
+    """NVVM missing, or refusing the target, as an RlangError (not an internal one)."""
+
+    def __init__(self, cc):
+        self.cc = cc
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        from numba.cuda.cudadrv.error import NvvmError, NvvmSupportError
+
+        refused = isinstance(error, NvvmError) and "INVALID_OPTION" in str(error) or \
+            isinstance(error, NvvmSupportError) and "compute capability" in str(error)
+        if isinstance(error, NvvmSupportError) and not refused:
+            first = str(error).strip().splitlines()[0]
+            raise RlangError(f"--emit ptx needs the CUDA toolkit's NVVM, which was not found "
+                             f"({first}): pip install 'rlang[cuda]'") from None
+        if refused:
+            raise RlangError(f"--cc {self.cc[0]}.{self.cc[1]}: the installed CUDA toolkit's "
+                             f"NVVM does not compile for sm_{self.cc[0]}{self.cc[1]} (CUDA 13 "
+                             "starts at 7.5); give a --cc it supports") from None
+        return False
 
 
 class _target_cc:
@@ -123,7 +157,7 @@ class _target_cc:
 
 
 def _compile_all(out, program, space, python_functions, module, cc) -> None:
-    from numba import cuda, types
+    from numba import types
 
     ctx = (types.int64[::1], types.float64[::1])
     for plan in program.kernels:
@@ -133,14 +167,29 @@ def _compile_all(out, program, space, python_functions, module, cc) -> None:
             tuple(_numba_type(v.type, True) for v in plan.scalars) + \
             tuple(types.float64[::1] for _ in plan.boxes)          # complex: two parts
         span = module.sites[plan.loop.step_site].span
-        ptx, _ = cuda.compile_ptx(space[plan.name], signature, cc=cc)
+        ptx = _compile_ptx(space[plan.name], signature, cc)
         out.append(f"// ---- kernel {plan.name}: @parallel for {plan.loop.var.name} at {span}")
         out.append(ptx)
     for symbol in program.device:
         fn = module.functions[symbol]
         signature = ctx + tuple(_numba_type(p.type) for p in fn.params)
-        ptx, _ = cuda.compile_ptx(python_functions[symbol], signature, device=True, cc=cc)
+        ptx = _compile_ptx(python_functions[symbol], signature, cc, device=True)
         out.append(f"// ---- device function {symbol} ({fn.name}"
                    f"{', inverse' if fn.inverse else ''})")
         out.append(ptx)
 
+
+
+def _compile_ptx(function, signature, cc, device: bool = False) -> str:
+    """`numba.cuda.compile_ptx` for exactly `cc`: Numba quietly targets the newest
+    compute capability it knows when asked for a newer one; that is refused."""
+    from numba import cuda
+
+    ptx, _ = cuda.compile_ptx(function, signature, device=device, cc=cc)
+    wanted = f".target sm_{cc[0]}{cc[1]}"
+    if wanted not in ptx.splitlines():
+        got = next((line for line in ptx.splitlines() if line.startswith(".target")), "")
+        raise RlangError(f"--cc {cc[0]}.{cc[1]}: the installed CUDA toolkit compiles for "
+                         f"`{got.split()[-1] if got else 'another target'}` instead; give a "
+                         "--cc it supports")
+    return ptx

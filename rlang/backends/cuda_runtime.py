@@ -12,7 +12,8 @@ as the float64 of its logarithms.
 
 `launch(kernel, count, checked, args, ctx, ctxf, number)` runs a kernel over
 `count` iterations (a grid-stride loop: any count fits the grid) and, when the
-kernel can fail, moves the record of its lowest failed iteration into the host's
+kernel can fail, moves the record of its first failed iteration (in the loop's
+order) into the host's
 error record.  `error_from_record(ctx, ctxf, sites, max_depth, loops)` builds the
 interpreter's RlangError from it (rlang/backends/llvm_errors.py).
 
@@ -59,6 +60,31 @@ def is_device_array(value) -> bool:
     if hasattr(value, "__cuda_array_interface__"):
         return True
     return type(value).__name__ == "FakeCUDAArray"
+
+
+def device_bytes(value) -> tuple:
+    """The device addresses [lo, hi) that a device array's elements lie in ((0, 0)
+    when it has none): from `__cuda_array_interface__`, or for the simulator's
+    arrays, from the NumPy array they hold."""
+    if not hasattr(value, "__cuda_array_interface__"):
+        host = value._ary                       # the simulator's FakeCUDAArray
+        if host.size == 0:
+            return 0, 0
+        try:
+            from numpy.lib.array_utils import byte_bounds
+        except ImportError:                     # NumPy < 2
+            byte_bounds = np.byte_bounds
+        return byte_bounds(host)
+    cai = value.__cuda_array_interface__
+    shape, itemsize = tuple(cai["shape"]), np.dtype(cai["typestr"]).itemsize
+    if 0 in shape:
+        return 0, 0
+    strides = cai.get("strides") or tuple(
+        itemsize * int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+    lo = hi = cai["data"][0]
+    for n, stride in zip(shape, strides):
+        lo, hi = lo + min(0, (n - 1) * stride), hi + max(0, (n - 1) * stride)
+    return lo, hi + itemsize
 
 
 def pairs(array: np.ndarray) -> np.ndarray:
@@ -317,7 +343,8 @@ def _bits(value: int) -> float:
 
 def error_from_record(ctx, ctxf, sites, max_depth: int, loops):
     """The RlangError of a failed call; `loops` names the index of each kernel's loop.
-    A failure inside a kernel says which iteration failed (lowest first) in a note."""
+    A failure inside a kernel says which iteration failed (the first in the loop's order:
+    the one the interpreter reports) in a note."""
     from .llvm_errors import error_from_context
 
     words = [int(w) for w in ctx[:abi.CTX_WORDS]]
@@ -328,5 +355,6 @@ def error_from_record(ctx, ctxf, sites, max_depth: int, loops):
     if kernel:
         index = int(ctx[abi.CTX_WORDS + 1])
         error.notes = error.notes + (f"in the iteration `{loops[kernel - 1]} = {index}` of "
-                                     "a `@parallel for` on the GPU (the lowest that failed)",)
+                                     "a `@parallel for` on the GPU (the first, in the "
+                                     "loop's order, of those that failed)",)
     return error

@@ -29,6 +29,8 @@ from .llvm_emit import emit_module
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
+    """The gradients (see the module docstring).  Device arrays (cuda backend) get
+    device arrays of gradients, which stay on the device."""
     key = _plan_key(name, args, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
     if plan is None:        # compile both passes before anything runs: a refusal
@@ -38,16 +40,16 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
     outputs = functions.call(name, args, inverse)
     if plan is None or not plan.fits(outputs):
         plan = _GradientPlan(functions, name, outputs, loss, inverse)
-        if key is not None and plan.constant_loss:
+        if key is not None and plan.constant_loss:      # (plain arguments only)
             functions.plans[key] = plan
-    gradients = [None if kind is None else np.zeros(v.shape, dtype=kind)
-                 if isinstance(v, np.ndarray) else kind() for v, kind in
-                 zip(outputs, plan.zeros)] if plan.plain else \
-        [_zero_gradient(v, t) for v, t in zip(outputs, plan.types)]
+    gradients = plan.zero_gradients(outputs)
     position, index = plan.position, plan.index
     seed = 1j if plan.part == "im" else _seed(outputs[position], index)
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
+    if plan.on_device:
+        gradients = [_on_device(g) if device and g is not None else g
+                     for g, device in zip(gradients, plan.on_device)]
     new = functions.run(plan.native, plan.symbol,
                         outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])
@@ -80,9 +82,18 @@ class _GradientPlan:
         view = resolve_loss(fn, loss)
         self.part = view.name if isinstance(view, ast.Field) else None
         base = view.base if self.part else view
-        self.position, self.index = loss_location(fn, outputs, base)
+        host = [_stand_in(v) for v in outputs]
+        try:
+            self.position, self.index = loss_location(fn, host, base)
+        except RlangTypeError:      # say it with the values themselves
+            loss_location(fn, [_stand_in(v, copy=True) for v in outputs], base)
+            raise
         self.constant_loss = not isinstance(base, ast.Index) or all(
             isinstance(i, ast.IntLit) for i in base.indices)
+        # device arrays (cuda): their gradients are made on the host, then moved
+        self.on_device = tuple(_is_device(v) for v in outputs)
+        self.on_device = self.on_device if any(self.on_device) else None
+        outputs = host
         self.types = tuple(type_of_value(v) for v in outputs)
         self.native = functions.native(name, self.types, inverse, derivative="grad")
         self.symbol = AdjointFunction.symbol(symbol_of(name, self.types, not inverse))
@@ -92,6 +103,14 @@ class _GradientPlan:
         self.plain = not any(isinstance(s, ir.StackType) for s in shadows) and \
             all(type(v) is np.ndarray or not isinstance(v, np.ndarray) for v in outputs)
         self.zeros = [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, outputs)]
+
+    def zero_gradients(self, outputs: list) -> list:
+        """A zero gradient per argument (None for integers and bools)."""
+        if not self.plain:
+            return [_zero_gradient(v, t) for v, t in zip(outputs, self.types)]
+        return [None if kind is None else np.zeros(tuple(v.shape), dtype=kind)
+                if kind in (np.float64, np.complex128) else kind()
+                for v, kind in zip(outputs, self.zeros)]
 
     def fits(self, outputs: list) -> bool:
         """Whether the loss element is inside the arrays of this call."""
@@ -108,6 +127,27 @@ def _zero_kind(shadow, value):
     if isinstance(value, np.ndarray):
         return np.complex128 if complex_ else np.float64
     return complex if complex_ else float
+
+
+def _is_device(value) -> bool:
+    from .cuda_runtime import is_device_array
+
+    return not isinstance(value, np.ndarray) and is_device_array(value)
+
+
+def _stand_in(value, copy: bool = False):
+    """A device array as the host sees it to find the loss: zeros of its shape and
+    dtype (the loss view's place and type need no values), or with `copy` its values;
+    other values as they are."""
+    if not _is_device(value):
+        return value
+    return value.copy_to_host() if copy else np.zeros(tuple(value.shape), dtype=value.dtype)
+
+
+def _on_device(array: np.ndarray):
+    from .cuda_runtime import cuda
+
+    return cuda().to_device(array)
 
 
 def _seed(loss_value, index) -> float:
@@ -164,6 +204,9 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     transform of the gradient pass gives column k in the gradients' tangents.  The
     caller's arguments are not touched."""
     fn = functions.unit.functions[name]
+    if any(_is_device(a) for a in args):
+        raise RlangTypeError("rlang.hessian takes NumPy arrays, not device arrays (copy them "
+                             "to the host with copy_to_host())")
     values = functions.bind(name, args)
     types = tuple(type_of_value(v) for v in values)
     if any(isinstance(t, ir.StackType) for t in types):
@@ -222,6 +265,6 @@ def _returned(shadows: list, new: list) -> list:
             out.append(None)
         else:
             value = next(values)
-            out.append(shadow if isinstance(shadow, np.ndarray) else
+            out.append(shadow if isinstance(shadow, np.ndarray) or _is_device(shadow) else
                        complex(value) if isinstance(shadow, complex) else float(value))
     return out

@@ -2,7 +2,8 @@
 
 - a check that fails inside a kernel (or a device function it calls) becomes the
   interpreter's error: class, message, span and call chain; the note says which
-  iteration failed, and when several fail it is the lowest;
+  iteration failed, and when several fail it is the first in the loop's order (the
+  one the interpreter reports), whatever the threads' timing;
 - constructs a kernel cannot hold are refused statically with BackendUnsupported;
 - every example and Hypothesis-generated programs (with `@parallel for` loops over
   integer and bool arrays) agree with the interpreter, forward and inverse.
@@ -78,7 +79,8 @@ def test_kernel_checks_raise_the_interpreters_error(name, args, iteration):
     with pytest.raises(rlang.RlangError) as got:
         cuda[name](*copy(args))
     _same_error(got.value, expected.value)
-    assert any(f"`{iteration}`" in note and "lowest" in note for note in got.value.notes)
+    assert any(f"`{iteration}`" in note and "first, in the loop's order" in note
+               for note in got.value.notes)
     assert "@parallel for" in got.value.render()
 
 
@@ -92,6 +94,28 @@ def test_the_lowest_failed_iteration_is_reported():
     with pytest.raises(rlang.RlangError) as got:
         cuda.divide(np.arange(40, dtype=np.int64), d)
     assert any("`i = 3`" in note for note in got.value.notes)
+
+
+def test_a_backward_range_reports_its_first_failed_iteration():
+    """Over `n - 1:-1:0` the first failure in the loop's order is the highest index:
+    iteration 31 (of 5 failing), as the interpreter, running them in order, reports."""
+    source = FAILING + """
+function divide_down(q: i64[:], d: i64[:])
+    @parallel for i = length(q) - 1:-1:0
+        q[i] += 100 // d[i]
+    end
+end
+"""
+    interp, cuda = rlang.loads(source), rlang.loads(source, backend="cuda")
+    d = np.ones(40, dtype=np.int64)
+    d[[3, 9, 17, 31, 19]] = 0
+    args = (np.arange(40, dtype=np.int64), d)
+    with pytest.raises(rlang.RlangError) as expected:
+        interp.divide_down(*copy(args))
+    with pytest.raises(rlang.RlangError) as got:
+        cuda.divide_down(*copy(args))
+    _same_error(got.value, expected.value)
+    assert any("`i = 31`" in note for note in got.value.notes), got.value.notes
 
 
 def test_inverse_kernels_report_backward_frames():

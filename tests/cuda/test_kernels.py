@@ -129,3 +129,114 @@ def test_invcheck_off_kernels_carry_no_error_buffer():
     m = rlang.load(KERNELS, backend="cuda", invcheck=False)
     y = m.saxpy(np.zeros(4), np.ones(4), 1.0)[0]
     np.testing.assert_allclose(y, np.sin(1.0))
+
+
+def test_device_arguments_that_overlap_a_written_one_are_refused(modules):
+    """The interpreter's aliasing rule, for device arrays by address range: the same
+    array twice or overlapping slices are refused, disjoint slices of one array run."""
+    from numba import cuda as numba_cuda
+
+    _, cuda = modules
+    whole = numba_cuda.to_device(np.linspace(0.0, 1.0, 10))
+    for y, x in ((whole, whole), (whole[0:6], whole[4:10]), (whole[::2], whole[1::2])):
+        with pytest.raises(rlang.ReversibilityError, match="same device memory"):
+            cuda.saxpy(y, x, 1.0)
+    y, x = whole[0:5], whole[5:10]
+    cuda.saxpy(y, x, 1.0)
+    expected = np.linspace(0.0, 1.0, 10)
+    expected[:5] += np.sin(expected[5:])
+    np.testing.assert_allclose(whole.copy_to_host(), expected, rtol=1e-15)
+    unchecked = rlang.load(KERNELS, backend="cuda", invcheck=False)
+    unchecked.saxpy(whole, numba_cuda.to_device(np.zeros(10)), 1.0)      # no aliasing
+
+
+def test_device_bytes_from_the_cuda_array_interface():
+    from rlang.backends.cuda_runtime import device_bytes
+
+    class Interface:
+        def __init__(self, shape, strides, typestr="<f8", ptr=4096):
+            self.__cuda_array_interface__ = {"shape": shape, "strides": strides,
+                                             "typestr": typestr, "data": (ptr, False),
+                                             "version": 3}
+
+    assert device_bytes(Interface((3, 4), None)) == (4096, 4096 + 96)
+    assert device_bytes(Interface((3, 4), (8, 24))) == (4096, 4096 + 96)    # Fortran order
+    assert device_bytes(Interface((5,), (-16,))) == (4096 - 64, 4096 + 8)   # backward
+    assert device_bytes(Interface((4,), None, "<i4")) == (4096, 4096 + 16)
+    assert device_bytes(Interface((0, 3), None)) == (0, 0)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda cuda: cuda.to_device(np.zeros(())), "at least one dimension"),
+    (lambda cuda: cuda.to_device(np.zeros(3, np.uint8)), "device arrays of uint8"),
+    (lambda cuda: cuda.to_device(np.zeros(3, np.float32)), "must be f64\\[:\\], got f32"),
+    (lambda cuda: cuda.to_device(np.zeros((3, 2))), "must be f64\\[:\\], got f64\\[:,:\\]"),
+    (lambda cuda: np.zeros(3, np.int64), "must be an f64\\[:\\], got an i64"),
+    (lambda cuda: np.zeros((3, 2)), "must be an f64\\[:\\], got an f64\\[:,:\\]"),
+    (lambda cuda: "y", "must be an f64\\[:\\], got a string"),
+])
+def test_bad_arguments_are_type_errors(modules, make, message):
+    from numba import cuda as numba_cuda
+
+    _, cuda = modules
+    with pytest.raises(rlang.RlangTypeError, match=message):
+        cuda.saxpy(make(numba_cuda), np.ones(3), 1.0)
+
+
+def test_non_contiguous_arguments_are_updated_where_they_lie(modules):
+    """Strided NumPy views and device views: the kernel sees their elements, and the
+    caller's memory between them is untouched."""
+    from numba import cuda as numba_cuda
+
+    interp, cuda = modules
+    x = np.linspace(-1.0, 1.0, 14)[::2]
+    expected = interp.saxpy(np.zeros(7), x.copy(), 0.5)[0]
+    host = np.full(21, 7.0)
+    cuda.saxpy(host[::3], x, 0.5)
+    np.testing.assert_allclose(host[::3], expected + 7.0, rtol=1e-15)
+    assert np.all(np.delete(host, np.arange(0, 21, 3)) == 7.0)
+    device = numba_cuda.to_device(np.full(21, 7.0))
+    cuda.saxpy(device[::3], numba_cuda.to_device(np.ascontiguousarray(x)), 0.5)
+    back = device.copy_to_host()
+    np.testing.assert_allclose(back[::3], expected + 7.0, rtol=1e-15)
+    assert np.all(np.delete(back, np.arange(0, 21, 3)) == 7.0)
+    with pytest.raises(rlang.RlangRuntimeError, match="out of bounds"):   # shapes differ
+        cuda.saxpy(np.zeros(2), np.ones(3), 1.0)
+
+
+@pytest.mark.parametrize("name,args,loss", [c for c in CASES if c[0] in
+                                             ("saxpy", "loss", "calls_loss", "rows")],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_gradients_of_device_arrays_stay_on_the_device(modules, name, args, loss):
+    """Device array arguments get device arrays of gradients (no copy back), equal to
+    the interpreter's; the gradient pass leaves the inputs as they were."""
+    from numba import cuda as numba_cuda
+
+    from rlang.backends.cuda_runtime import is_device_array
+
+    interp, cuda = modules
+    expected = rlang.gradient(interp[name], copy(args), loss=loss)
+    device = [numba_cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = rlang.gradient(cuda[name], device, loss=loss)
+    for g, a in zip(got, args):
+        assert is_device_array(g) == isinstance(a, np.ndarray)
+    assert_same_gradients([g.copy_to_host() if is_device_array(g) else g for g in got],
+                          expected, name)
+    for before, after in zip(args, device):
+        if isinstance(before, np.ndarray):
+            np.testing.assert_allclose(after.copy_to_host(), before, rtol=0, atol=1e-9)
+
+
+def test_device_array_losses_and_hessians(modules):
+    from numba import cuda as numba_cuda
+
+    interp, cuda = modules
+    host = [np.arange(4, dtype=np.int64), np.zeros(4, np.int32), np.zeros(4, bool),
+            np.zeros(4, np.float32), 5]
+    k0 = interp.mixed(*copy(host))[0][0]        # the loss's value after the forward run
+    device = [numba_cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+    with pytest.raises(rlang.RlangTypeError, match=rf"`k\[0\]` must be a float.*got {k0}$"):
+        rlang.gradient(cuda.mixed, device, loss=("k", 0))
+    with pytest.raises(rlang.RlangTypeError, match="NumPy arrays, not device arrays"):
+        rlang.hessian(cuda.loss, [0.0, numba_cuda.to_device(np.zeros(3)),
+                                  numba_cuda.to_device(np.ones(3)), 0.5], loss="l")

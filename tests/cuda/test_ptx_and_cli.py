@@ -11,17 +11,23 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 from agreement import KERNELS
 
 REPO = KERNELS.parents[3]
 
 
-def rlang_cli(*args, simulator: bool):
+def rlang_cli(*args, simulator: bool, prelude: str = ""):
+    """`rlang ARGS…` in a child process (after the Python statements `prelude`)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = str(REPO)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
-    return subprocess.run([sys.executable, "-m", "rlang.cli", *args], cwd=REPO, env=env,
+    command = ["-m", "rlang.cli", *args] if not prelude else \
+        ["-c", f"{prelude}\nimport sys\nfrom rlang.cli import main\nsys.exit(main({list(args)!r}))"]
+    return subprocess.run([sys.executable, *command], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -61,6 +67,36 @@ def test_ptx_needs_a_valid_cc():
     assert "Traceback" not in done.stderr
 
 
+def test_ptx_without_cc_or_output_goes_to_stdout_for_7_5():
+    """7.5: the oldest target of both CUDA 12's and CUDA 13's NVVM."""
+    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", simulator=False)
+    assert done.returncode == 0, done.stderr
+    sections = done.stdout.count("// ---- ")
+    assert sections > 28 and done.stdout.count(".target sm_75") == sections
+
+
+@pytest.mark.parametrize("cc", ["1.0", "99.0"])
+def test_ptx_for_a_target_nvvm_does_not_compile_for_is_refused(cc):
+    """NVVM refuses 1.0; Numba would quietly compile 99.0 for the newest target it
+    knows: both are a clear error naming --cc."""
+    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", cc, simulator=False)
+    assert done.returncode == 1 and done.stderr.startswith(f"error: --cc {cc}:"), done.stderr
+    assert "Traceback" not in done.stderr and not done.stdout
+
+
+@pytest.mark.parametrize("prelude,message", [
+    ("import sys\nsys.modules['numba.cuda'] = None", "needs numba-cuda"),
+    ("import numba.cuda.cudadrv.nvvm as nvvm\n"
+     "def missing(name):\n    raise OSError('libnvvm.so: cannot open shared object file')\n"
+     "nvvm.open_cudalib = missing", "needs the CUDA toolkit's NVVM"),
+])
+def test_ptx_without_the_toolkit_is_a_clear_error(prelude, message):
+    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", simulator=False,
+                     prelude=prelude)
+    assert done.returncode == 1 and message in done.stderr, done.stderr
+    assert "rlang[cuda]" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_run_and_grad_on_the_cuda_backend():
     args = ["saxpy", "[0.0, 1.0, 2.0]", "[0.5, 1.0, 1.5]", "2.0"]
     interp = rlang_cli("run", str(KERNELS), *args, "--json", simulator=True)
@@ -80,6 +116,18 @@ def test_run_and_grad_on_the_cuda_backend():
             isinstance(got[name], list) else abs(got[name] - expected[name]) < 1e-12
 
 
+def test_grad_with_the_hessian_on_the_cuda_backend():
+    grad = ["grad", str(KERNELS), "loss", "0.0", "[0.0, 1.0, 2.0]", "[0.5, 1.0, 1.5]",
+            "2.0", "--loss", "l", "--hessian", "--json"]
+    expected = json.loads(rlang_cli(*grad, simulator=True).stdout)
+    got = rlang_cli(*grad, "--backend", "cuda", simulator=True)
+    assert got.returncode == 0, got.stderr
+    got = json.loads(got.stdout)
+    assert got.keys() == expected.keys() and "hessian" in got
+    for name in got:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-12, atol=1e-12)
+
+
 def test_run_with_complex_arguments_on_the_cuda_backend():
     args = ["run", str(KERNELS.parent / "systems.rev"), "complex_instructions",
             "[[1.0+2.0im, 0.5im], [3.0, -1.0-1.0im]]", "0.5+0.25im", "--json"]
@@ -88,6 +136,8 @@ def test_run_with_complex_arguments_on_the_cuda_backend():
     assert json.loads(cuda.stdout) == json.loads(rlang_cli(*args, simulator=True).stdout)
 
 
+@pytest.mark.skipif(os.environ.get("RLANG_CUDA_REAL", "0") not in ("", "0"),
+                    reason="on a GPU (RLANG_CUDA_REAL=1) the kernels run")
 def test_kernels_without_a_gpu_or_simulator_are_a_clear_error():
     done = rlang_cli("run", str(KERNELS), "saxpy", "[0.0]", "[1.0]", "2.0",
                      "--backend", "cuda", simulator=False)

@@ -725,6 +725,26 @@ def test_parallel_for_runs_its_iterations_in_order(capsys):
     assert printed_ints(capsys) == [4, 3, 2, 1, 0]
 
 
+def test_parallel_for_may_pass_a_shared_element_for_a_read_only_parameter():
+    """Every iteration passing `x[0]` to a parameter the callee only reads is a shared
+    read, not a shared write (the value is copied back, but that is no write)."""
+    m = load("""
+        function axpy(y!, a, x)
+            y! += a * x
+        end
+        function f(y!: f64[:], x: f64[:])
+            @parallel for i = 0:length(y!) - 1
+                axpy(y![i], x[0], x[i])
+            end
+        end
+    """)
+    y, x = np.zeros(4), np.array([2.0, 1.0, 3.0, -1.0])
+    m.f(y, x)
+    assert y.tolist() == [4.0, 2.0, 6.0, -2.0]
+    grads = rlang.gradient(m.f, [np.zeros(4), x.copy()], loss=("y!", 2))
+    assert grads[1].tolist() == [3.0, 0.0, 2.0, 0.0]
+
+
 # --------------------------------------------------------- invcheck on / off
 
 LEAKY = """
@@ -1104,6 +1124,16 @@ RUNTIME_CHECKS = [
             end
         end
     """, (np.zeros(3),), False, 2, "share a write", id="parallel-shared-write"),
+    pytest.param("""
+        function add(p!, v)
+            p! += v
+        end
+        function f(a!: f64[:])
+            @parallel for i = 0:length(a!) - 1
+                add(a![0], 1.0)
+            end
+        end
+    """, (np.zeros(3),), False, 5, "share a write", id="parallel-shared-write-by-a-call"),
 ]
 
 
