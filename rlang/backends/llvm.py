@@ -16,7 +16,6 @@ from ..numbers import F32, I32
 from ..errors import RlangTypeError
 from ..types_rules import BackendUnsupported
 from ..lower import lower, symbol_of, type_of_value
-from .llvm_emit import emit_module
 from .llvm_jit import compile_module
 
 
@@ -92,6 +91,8 @@ class LlvmFunctions:
 
                     return build_derivative(self.unit, name, types, inverse, self.invcheck,
                                             derivative)
+                from .llvm_emit import emit_module      # not needed from the cache
+
                 module = lower(self.unit, name, types, inverse, self.invcheck)
                 return module, emit_module(module)
 
