@@ -97,11 +97,33 @@ def representation(t: str) -> str:
 
 @dataclass(frozen=True)
 class ArrayType:
+    """An N-d array of `elem`.  `unit_stride`: a layout fact, not a type of the
+    language (Note [Unit-stride arrays])."""
+
     elem: str
     ndim: int
+    unit_stride: bool = False
 
     def __str__(self):
         return f"{self.elem}[{','.join(':' * self.ndim)}]"
+
+
+# Note [Unit-stride arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# An array's elements along its last axis are adjacent in most programs: NumPy's
+# arrays are C-ordered, and every array ancilla, constant array and gradient buffer
+# is made that way.  A specialisation whose array type says `unit_stride` indexes the
+# last axis without multiplying by a stride read at run time, which lets loops over
+# it vectorise without versioning and keeps index arithmetic out of short loops.
+# The fact is part of the specialisation (its symbol and every cache key), decided
+# per argument from the array itself (rlang/lower.py `type_of_value`), and carried to
+# callees and gradient shadows by the types; arrays that do not have it get the
+# general code.  The language's type rules ignore it: compare with `kind(t)`.
+
+
+def kind(t):
+    """`t` without layout facts: what the language's type rules compare."""
+    return ArrayType(t.elem, t.ndim) if isinstance(t, ArrayType) and t.unit_stride else t
 
 
 @dataclass(frozen=True)
@@ -152,7 +174,7 @@ class ConstArray:
 
     @property
     def type(self):
-        return ArrayType(self.elem, len(self.shape))
+        return ArrayType(self.elem, len(self.shape), unit_stride=True)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def shadow_type(t):
     if isinstance(t, ir.ArrayType):
         if t.elem == "complex":
             return t
-        return ir.ArrayType("f64", t.ndim) if t.elem in FLOATS else None
+        return ir.ArrayType("f64", t.ndim, t.unit_stride) if t.elem in FLOATS else None
     if t == "complex":          # the gradients of both parts (Note [Complex numbers …])
         return t
     return "f64" if t in FLOATS else None

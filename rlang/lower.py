@@ -57,7 +57,8 @@ def type_of_value(value, backend: str = "llvm"):
         scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
         if scalar is not None and value.ndim > 0 and (type(value) is np.ndarray or
                                                       type(value) in _ARRAY_SYSTEMS):
-            return ir.ArrayType(scalar, value.ndim)
+            return ir.ArrayType(scalar, value.ndim,             # Note [Unit-stride arrays]
+                                value.strides[-1] == value.itemsize)
     from .values import a_type
     raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
                              "arguments yet")
@@ -98,7 +99,7 @@ def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
 
 def _type_code(t) -> str:
     if isinstance(t, ir.ArrayType):
-        return f"{t.elem}a{t.ndim}"
+        return f"{t.elem}a{t.ndim}{'u' if t.unit_stride else ''}"
     if isinstance(t, ir.StackType):
         return f"{t.elem}s"
     return str(t)
@@ -149,7 +150,7 @@ class _FunctionLowering:
         self.constant_values: dict = {}                 # their Var → ConstArray
         for param, t in zip(fn.params, arg_types):
             declared = _declared_type(param)
-            if declared is not None and declared != t:
+            if declared is not None and declared != ir.kind(t):
                 raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be "
                                      f"{ir.type_text(declared)}, got {ir.type_text(t)}",
                                      param.span)
@@ -354,7 +355,7 @@ class _FunctionLowering:
                 raise BackendUnsupported("the compiled backends allocate zeros of scalar "
                                          "types only", value.span)
             dims = tuple(_convert(self.int_expr(d), "i64") for d in value.args[1:])
-            var = ir.Var(stmt.name, ir.ArrayType(elem.scalar, len(dims)))
+            var = ir.Var(stmt.name, ir.ArrayType(elem.scalar, len(dims), unit_stride=True))
             self.scope[stmt.name] = var
             return [ir.Alloc(var, None, dims)]
         if isinstance(value, ast.ArrayLit):
@@ -378,12 +379,12 @@ class _FunctionLowering:
             expected = None
             if isinstance(stmt.value, ast.ArrayLit):
                 expected = self.const_array(stmt.value)
-                if expected.type != var.type:
+                if ir.kind(expected.type) != ir.kind(var.type):
                     raise BackendUnsupported("deallocating an array with a literal of another "
                                              "type or rank", stmt.value.span)
             elif isinstance(stmt.value, ast.Name) and \
                     isinstance(self.lookup_array(stmt.value.id), ir.Var) and \
-                    self.lookup_array(stmt.value.id).type == var.type:
+                    ir.kind(self.lookup_array(stmt.value.id).type) == ir.kind(var.type):
                 expected = ir.Read(self.lookup_array(stmt.value.id))
             elif not (isinstance(stmt.value, ast.Call) and stmt.value.func == "zeros"):
                 raise BackendUnsupported("the compiled backends deallocate arrays with "
@@ -609,7 +610,7 @@ class _FunctionLowering:
         var = self.constants.get(name)
         if var is None:
             elem = type_of_value(value).elem
-            var = ir.Var(name, ir.ArrayType(elem, value.ndim))
+            var = ir.Var(name, ir.ArrayType(elem, value.ndim, unit_stride=True))
             self.constants[name] = var
             self.constant_values[var] = ir.ConstArray(tuple(value.ravel().tolist()),
                                                       value.shape, elem)

@@ -117,8 +117,8 @@ def signature_of(args) -> tuple | None:
     out = []
     for a in args:
         kind = type(a)
-        if kind is np.ndarray:
-            out.append((a.dtype, a.ndim))
+        if kind is np.ndarray:          # Note [Unit-stride arrays]
+            out.append((a.dtype, a.ndim, a.ndim > 0 and a.strides[-1] == a.itemsize))
         elif kind is float or kind is bool or kind in _CHECKED_SCALARS:
             out.append(kind)
         elif kind is int and -(1 << 63) <= a < (1 << 63):

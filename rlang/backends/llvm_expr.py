@@ -132,6 +132,8 @@ class ExprEmitter:
                  for k in range(var.type.ndim)]
         strides = [b.load(b.gep(desc, [zero, ll.Constant(I32, 2), ll.Constant(I32, k)]))
                    for k in range(var.type.ndim)]
+        if var.type.unit_stride:        # Note [Unit-stride arrays] (rlang/ir.py)
+            strides[-1] = ll.Constant(I64, 1)
         return data, shape, strides
 
     def load_parameter_arrays(self, params) -> None:
