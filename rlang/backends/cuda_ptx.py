@@ -21,11 +21,11 @@ from .. import ir
 from ..errors import RlangError
 from ..ir_shadow import derive_module
 from ..ad_ir import AdjointFunction
+from ..entries import entries_of
 from ..lower import lower_many
 from ..types_rules import BackendUnsupported
 from .cuda_emit import write_program
 from .cuda_runtime import constant_array, device_form
-from .llvm_aot import declared_types
 
 #: The oldest compute capability that both CUDA 12's and CUDA 13's NVVM compile for
 #: (CUDA 13 dropped 5.x to 7.2); f64 atomic adds need 6.0.
@@ -47,28 +47,6 @@ def _numba_type(t, narrow_as_wide: bool = False):
     if narrow_as_wide and t in ("i32", "f32"):
         return types.int64 if t == "i32" else types.float64
     return scalars[t]
-
-
-def entries_of(unit, invcheck: bool) -> tuple:
-    """(specialisations to compile, functions left out with the reason)."""
-    entries, skipped = [], []
-    for name, fn in unit.functions.items():
-        directions = (False,) if name == "main" else (False, True)
-        error = None
-        for undeclared in ("f64", "i64"):
-            try:
-                types = declared_types(fn, undeclared)
-                for inverse in directions:
-                    lower_many(unit, [(name, types, inverse)], invcheck)
-            except RlangError as failure:
-                error = error or failure
-                continue
-            entries += [(name, types, inverse) for inverse in directions]
-            error = None
-            break
-        if error is not None:
-            skipped.append((name, error.message))
-    return entries, skipped
 
 
 def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:

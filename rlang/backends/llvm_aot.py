@@ -27,6 +27,7 @@ from pathlib import Path
 from .. import ir
 from ..errors import RlangError
 from ..ad_ir import AdjointFunction, adjoint_module
+from ..entries import entries_of
 from ..lower import lower_many
 from ..types_rules import BackendUnsupported
 from . import abi
@@ -34,40 +35,9 @@ from .llvm_emit import emit_module
 from .llvm_jit import optimise, target_machine
 
 
-def declared_types(fn, undeclared: str = "f64") -> tuple:
-    """The specialisation types of a function's parameters (`undeclared` where a
-    parameter has no declared type)."""
-    types = []
-    for param in fn.params:
-        t = param.type
-        if t is None:
-            types.append(undeclared)
-        elif t.is_stack:
-            types.append(ir.StackType(t.scalar))
-        else:
-            types.append(ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar)
-    return tuple(types)
-
-
 def compiled_module(unit, invcheck: bool):
     """(IR module, its LLVM module, the entry list, the functions left out)."""
-    entries, skipped = [], []
-    for name, fn in unit.functions.items():
-        directions = (False,) if name == "main" else (False, True)   # main has no inverse
-        error = None
-        for undeclared in ("f64", "i64"):   # undeclared parameters: f64, else i64
-            try:
-                types = declared_types(fn, undeclared)
-                for inverse in directions:
-                    lower_many(unit, [(name, types, inverse)], invcheck)
-            except RlangError as failure:   # unsupported, or not typable this way
-                error = error or failure
-                continue
-            entries += [(name, types, inverse) for inverse in directions]
-            error = None
-            break
-        if error is not None:
-            skipped.append((name, error.message))
+    entries, skipped = entries_of(unit, invcheck)
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled yet: " +
                                  "; ".join(f"{n}: {m}" for n, m in skipped))
