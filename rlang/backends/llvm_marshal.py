@@ -32,6 +32,7 @@ import struct
 
 from .. import ir
 from ..errors import RlangRuntimeError, RlangTypeError
+from ..types_rules import BackendUnsupported
 from . import abi
 
 #: struct codes of one scalar holder (each holder takes whole 8-byte words).
@@ -171,9 +172,12 @@ def _pack_array(array, fields) -> None:
         fields.append(stride // itemsize)
 
 
-def _not_addressable() -> RlangTypeError:
-    return RlangTypeError("the llvm backend needs aligned arrays in native byte order "
-                          "with whole-element strides; pass a copy (np.ascontiguousarray)")
+def _not_addressable() -> BackendUnsupported:
+    """Raised while packing, before the call: the default backend ("auto") then runs
+    the call on the interpreter."""
+    return BackendUnsupported("the llvm backend needs aligned arrays in native byte order "
+                              "with whole-element strides; pass a copy "
+                              "(np.ascontiguousarray)")
 
 
 def _scalar(fields: tuple, at: int, t):

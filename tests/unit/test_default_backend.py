@@ -89,3 +89,12 @@ def test_auto_without_llvmlite_is_the_interpreter(no_default, monkeypatch):
     m = rlang.loads(SOURCE)
     assert m.backend == "auto" and m.compiled is None
     assert m.poly_(1.0, 2.0) == (11.0, 2.0)
+
+
+def test_an_array_llvm_cannot_address_runs_on_the_interpreter(no_default):
+    source = "function take!(s!: f64, x: f64[:])\n    s! += x[1]\nend\n"
+    misaligned = np.zeros(8 * 3 + 1, dtype=np.uint8)[1:].view(np.float64)
+    misaligned[:] = [1.0, 2.0, 3.0]
+    with pytest.raises(BackendUnsupported, match="aligned arrays"):
+        rlang.loads(source, backend="llvm").take_(0.0, misaligned)
+    assert rlang.loads(source).take_(0.0, misaligned)[0] == 2.0
