@@ -115,7 +115,7 @@ class AdjointFunction(ShadowFunction):
     def _alloc(self, stmt: ir.Alloc) -> list:
         """Executed `x ← e` (forward `x → e`): x starts with gradient zero."""
         if not isinstance(stmt.var.type, str):        # an array or a stack
-            return [stmt] + self.shadow_array_alloc(stmt)
+            return [stmt] + self.shadow_array_alloc(stmt, copy_arrays=False)
         shadow = self.shadow(stmt.var)
         return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero(shadow.type))])
 
@@ -126,7 +126,9 @@ class AdjointFunction(ShadowFunction):
         if shadow is None:
             return [stmt]
         out = [stmt]
-        if isinstance(stmt.var.type, ir.ArrayType):
+        if isinstance(stmt.var.type, ir.StackType):     # a stack's gradients drop
+            pass
+        elif isinstance(stmt.var.type, ir.ArrayType):
             if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
                 out += self.add_array(self.shadow(stmt.value.var), shadow)
         elif isinstance(stmt.value, ir.ComplexValue):

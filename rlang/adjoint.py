@@ -59,6 +59,14 @@ def wrap(value, grad=0.0):
     return value
 
 
+def _plain(value):
+    """A value without gradients: a GVar's value, a stack of GVars as a stack of
+    their values (what the deallocation check compares)."""
+    if isinstance(value, Stack):
+        return Stack(value.elem, [value_of(item) for item in value.items])
+    return value_of(value)
+
+
 class GradInterpreter(Interpreter):
     """Runs functions over GVar values; see Note [Adjoints of executed statements]."""
 
@@ -250,8 +258,9 @@ class GradInterpreter(Interpreter):
         stack = refs[0].get()
         if not isinstance(stack, Stack):
             raise RlangTypeError("POP needs a stack as its first operand", stmt.span)
-        if not stack.items:
-            raise RlangRuntimeError(f"POP from the empty stack `{refs[0].text}`", stmt.span)
+        if not stack.items:         # as the plain interpreter (rlang/instructions.py)
+            kind = ReversibilityError if self.invcheck else RlangRuntimeError
+            raise kind(f"POP from the empty stack `{refs[0].text}`", stmt.span)
         if self.invcheck and self.value(refs[1]) != zero_of(stack.elem):
             raise ReversibilityError(f"POP into `{refs[1].text}`, which must be zero",
                                      stmt.span)
@@ -272,7 +281,7 @@ class GradInterpreter(Interpreter):
             expected = self.evaluator.eval(stmt.value, env)
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, value_of(current), stmt.value)
-            check_dealloc(stmt.name, value_of(current), expected, stmt.span)
+            check_dealloc(stmt.name, _plain(current), _plain(expected), stmt.span)
         if type(current) is GVar and not is_zero(current.g):
             backprop(self.evaluator, stmt.value, env, current.g, self)
         elif isinstance(current, np.ndarray):
@@ -340,6 +349,8 @@ class GradInterpreter(Interpreter):
                                                               values)):
             new = callee_env[param.name]
             if isinstance(new, (np.ndarray, Stack)):
+                if ref is None and isinstance(new, np.ndarray):     # an array literal's
+                    self._backprop_array_copy(new, arg, env)       # elements get theirs
                 continue                        # shared by reference
             if ref is None:
                 if type(new) is GVar and not is_zero(new.g):

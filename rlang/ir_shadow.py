@@ -137,11 +137,21 @@ class ShadowFunction:
                 shadow, tuple(ir.unchecked(i) for i in leaf.indices), None, leaf.field)
         return None
 
-    def shadow_array_alloc(self, stmt: ir.Alloc) -> list:
-        """A zero shadow array beside a new float array (an empty shadow stack beside
-        a new stack)."""
+    def shadow_array_alloc(self, stmt: ir.Alloc, copy_arrays: bool) -> list:
+        """The shadow beside a new float array or stack: zeros (an empty stack), or a
+        copy of the source's shadow where the new one copies a stack (its items keep
+        their shadows, as the interpreter's copied GVar items do) or, with
+        `copy_arrays`, an array (tangents are copied with values; a copied array's
+        gradient starts at zero)."""
         shadow = self.shadow(stmt.var)
-        return [] if shadow is None else [ir.Alloc(shadow, None, stmt.dims)]
+        if shadow is None:
+            return []
+        copied = isinstance(stmt.value, ir.Read) and \
+            (copy_arrays or isinstance(stmt.var.type, ir.StackType))
+        source = self.shadow(stmt.value.var) if copied else None
+        if source is None and isinstance(stmt.var.type, ir.StackType):
+            return [ir.Alloc(shadow)]
+        return [ir.Alloc(shadow, None if source is None else ir.Read(source), stmt.dims)]
 
     def shadow_dealloc(self, var: ir.Var) -> list:
         shadow = self.shadow(var)

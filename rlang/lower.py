@@ -24,8 +24,9 @@ from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
+from .lower_arrays import array_alloc, array_argument, array_dealloc
 from .lower_complex import Pair, as_pair
-from .lower_stacks import is_stack_call, push_pop, stack_alloc, stack_dealloc
+from .lower_stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
@@ -144,6 +145,7 @@ class _FunctionLowering:
         self.module = lowering.module
         self.checks = lowering.invcheck
         self.inbounds = False
+        self.hoisted: list | None = None        # see `hoist`
         self.params = []
         self.scope: dict[str, ir.Var] = {}
         self.constants: dict[str, ir.Var] = {}          # constant arrays read here
@@ -196,11 +198,31 @@ class _FunctionLowering:
         return tuple(out)
 
     def stmt(self, stmt) -> list:
+        """The IR of one statement, between the temporaries its expressions hoisted."""
         method = getattr(self, "_" + type(stmt).__name__.lower(), None)
         if method is None:
             raise BackendUnsupported(f"the compiled backends do not handle "
                                      f"{type(stmt).__name__} statements yet", stmt.span)
-        return method(stmt)
+        outer = self.hoisted
+        self.hoisted = [] if isinstance(stmt, _HOISTING) else None
+        try:
+            out = method(stmt)
+            temps = self.hoisted or []
+        finally:
+            self.hoisted = outer
+        return [ir.Alloc(var, value) for var, value in temps] + out + \
+            [ir.Dealloc(var, value, None) for var, value in reversed(temps)]
+
+    def hoist(self, value) -> ir.Var | None:
+        """A temporary holding `value` (a scalar IR value), allocated before the
+        statement being lowered and freed after it, unchecked, against the same value
+        (so gradients flow back into it); None inside statements that evaluate their
+        expressions more than once (conditions, loop ranges)."""
+        if self.hoisted is None:
+            return None
+        var = ir.Var(f"t·{len(self.hoisted)}", value.type)
+        self.hoisted.append((var, value))
+        return var
 
     def _update(self, stmt: ast.Update) -> list:
         target = self.place(stmt.target)
@@ -347,26 +369,15 @@ class _FunctionLowering:
 
     def _alloc(self, stmt: ast.Alloc) -> list:
         value = stmt.value
-        if is_stack_call(value):
+        if is_stack_call(value) or names_stack(self, value):
             return stack_alloc(self, stmt)
-        if isinstance(value, ast.Call) and value.func == "zeros":
-            elem = value.args[0].type
-            if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
-                raise BackendUnsupported("the compiled backends allocate zeros of scalar "
-                                         "types only", value.span)
-            dims = tuple(_convert(self.int_expr(d), "i64") for d in value.args[1:])
-            var = ir.Var(stmt.name, ir.ArrayType(elem.scalar, len(dims), unit_stride=True))
-            self.scope[stmt.name] = var
-            return [ir.Alloc(var, None, dims)]
-        if isinstance(value, ast.ArrayLit):
-            constant = self.const_array(value)
-            var = ir.Var(stmt.name, constant.type)
-            self.scope[stmt.name] = var
-            return [ir.Alloc(var, constant, tuple(ir.Const(n, "i64") for n in constant.shape))]
+        arrays = array_alloc(self, stmt)
+        if arrays is not None:
+            return arrays
         lowered = self.expr(value)
         if not isinstance(lowered.type, str):
-            raise BackendUnsupported("the compiled backends allocate arrays only with "
-                                     "`zeros(T, n…)` or an array literal", value.span)
+            raise BackendUnsupported(f"allocating an ancilla from "
+                                     f"{ir.type_text(lowered.type)} in compiled code", value.span)
         var = ir.Var(stmt.name, lowered.type)
         self.scope[stmt.name] = var
         return [ir.Alloc(var, complex_value(lowered))]
@@ -376,23 +387,7 @@ class _FunctionLowering:
         if isinstance(var.type, ir.StackType):
             return stack_dealloc(self, stmt, var)
         if isinstance(var.type, ir.ArrayType):
-            expected = None
-            if isinstance(stmt.value, ast.ArrayLit):
-                expected = self.const_array(stmt.value)
-                if ir.kind(expected.type) != ir.kind(var.type):
-                    raise BackendUnsupported("deallocating an array with a literal of another "
-                                             "type or rank", stmt.value.span)
-            elif isinstance(stmt.value, ast.Name) and \
-                    isinstance(self.lookup_array(stmt.value.id), ir.Var) and \
-                    ir.kind(self.lookup_array(stmt.value.id).type) == ir.kind(var.type):
-                expected = ir.Read(self.lookup_array(stmt.value.id))
-            elif not (isinstance(stmt.value, ast.Call) and stmt.value.func == "zeros"):
-                raise BackendUnsupported("the compiled backends deallocate arrays with "
-                                         "`zeros(T, n…)`, an array literal or an array of "
-                                         "the same type", stmt.value.span)
-            compared = None if expected is None else _text(stmt.value)
-            return [ir.Dealloc(var, expected, self.site("dealloc_array", stmt.span,
-                                                        (stmt.name, compared)))]
+            return array_dealloc(self, stmt, var)
         detail = (stmt.name, var.type)
         # the value is kept with the checks off too: gradients flow into it
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
@@ -550,6 +545,13 @@ class _FunctionLowering:
                 args.append(place)
                 types.append(place.type)
                 continue
+            passed = array_argument(self, arg, k, callee, stmt.func)
+            if passed is not None:
+                before += passed[0]
+                args.append(passed[1])
+                types.append(passed[1].type)
+                after += passed[2]
+                continue
             value = self.expr(arg)
             if not isinstance(value.type, str):
                 raise BackendUnsupported("array expressions as call arguments", arg.span)
@@ -674,6 +676,10 @@ def _convert(value, t: str):
         return ir.Const(_CAST[t](value.value), t)
     return ir.Convert(value, t)
 
+
+#: Statements that evaluate their expressions once, before they act: temporaries
+#: can be made around them (`hoist`).
+_HOISTING = (ast.Update, ast.Alloc, ast.Dealloc, ast.Instr, ast.CallStmt)
 
 _CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
 _ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}

@@ -54,7 +54,7 @@ def load_pair(var: ir.Var, indices: tuple, site) -> Pair:
 
 
 def complex_binary(node, left, right):
-    """`left op right` where one side is complex."""
+    """`left op right` where one side is complex (`**`: lower_complex_functions)."""
     op = node.op
     a, b = as_pair(left, f"`{op}`", node.span), as_pair(right, f"`{op}`", node.span)
     if op == "+":
@@ -73,8 +73,6 @@ def complex_binary(node, left, right):
         raise RlangTypeError(f"`{op}` cannot order complex numbers", node.span)
     if op in ("//", "%"):
         raise RlangTypeError(f"`{op}` is not defined for complex numbers", node.span)
-    if op == "**":
-        raise BackendUnsupported("complex powers (`**`) in compiled code", node.span)
     raise RlangTypeError(f"`{op}` needs integers or bools, got complex", node.span)
 
 
@@ -125,6 +123,10 @@ def complex_builtin(name: str, z: Pair, span):
     if name in ("tan", "tanh"):                 # sin/cos and sinh/cosh
         top, bottom = ("sin", "cos") if name == "tan" else ("sinh", "cosh")
         return _divide(_trigonometric(top, z), _trigonometric(bottom, z))
+    if name in ("asin", "acos"):
+        from .lower_complex_functions import complex_arcsine
+
+        return complex_arcsine(name, z)
     raise BackendUnsupported(f"`{name}` of a complex number in compiled code", span)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import is_number_literal
+from .lower_complex_functions import complex_power
 from .lower_complex import Pair, as_pair, complex_binary, complex_builtin, f64, load_pair, \
     negate, read_pair
 from .lower_systems import SYSTEMS, from_system, log_of, system_binary, system_constant, \
@@ -165,6 +166,8 @@ def _binary(fl, node: ast.Binary):
     if left.type in SYSTEMS or right.type in SYSTEMS:
         return system_binary(fl, node, left, right)
     if left.type == "complex" or right.type == "complex":
+        if op == "**":
+            return complex_power(fl, node, left, right)
         return complex_binary(node, left, right)
     if op in _COMPARE:
         if left.type == "bool" and right.type == "bool":

@@ -43,20 +43,36 @@ def push_pop(fl, stmt: ast.Instr) -> list:
     return [ir.Pop(stack.var, place, empty, zero)]
 
 
+def names_stack(fl, node) -> ir.Var | None:
+    """The stack variable a name denotes (None: not a stack variable)."""
+    var = fl.scope.get(node.id) if isinstance(node, ast.Name) else None
+    return var if var is not None and isinstance(var.type, ir.StackType) else None
+
+
 def stack_alloc(fl, stmt: ast.Alloc) -> list:
-    """`s ← stack(T)`: a new empty stack of T."""
-    elem = _element_type(stmt.value)
+    """`s ← stack(T)`: a new empty stack of T; `s ← t`: a copy of the stack t."""
+    source = names_stack(fl, stmt.value)
+    elem = source.type.elem if source is not None else _element_type(stmt.value)
     var = ir.Var(stmt.name, ir.StackType(elem))
     fl.scope[stmt.name] = var
-    return [ir.Alloc(var)]
+    return [ir.Alloc(var, None if source is None else ir.Read(source))]
 
 
 def stack_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
     """`s → stack(T)`: the stack must be empty (the interpreter compares it with an
-    empty stack item by item, whatever T)."""
+    empty stack item by item, whatever T); `s → t`: it must equal the stack t of the
+    same type, item by item."""
+    source = names_stack(fl, stmt.value)
+    if source is not None:
+        if source.type != var.type:
+            raise BackendUnsupported(f"deallocating a {ir.type_text(var.type)} with a "
+                                     f"{ir.type_text(source.type)} in compiled code",
+                                     stmt.value.span)
+        return [ir.Dealloc(var, ir.Read(source), fl.site("dealloc_stack", stmt.span,
+                                                         (stmt.name, var.type.elem)))]
     if not is_stack_call(stmt.value):
-        raise BackendUnsupported("the compiled backends deallocate stacks with `stack(T)`",
-                                 stmt.value.span)
+        raise BackendUnsupported("the compiled backends deallocate stacks with `stack(T)` "
+                                 "or another stack", stmt.value.span)
     _element_type(stmt.value)
     return [ir.Dealloc(var, None, fl.site("dealloc_stack", stmt.span,
                                           (stmt.name, var.type.elem)))]

@@ -20,6 +20,7 @@ import numpy as np
 from .errors import RlangRuntimeError, RlangTypeError
 from .dual import Dual, parts, refuse_tangent
 from .numbers import F32, I32, Fixed, ULog
+from .primitives import complex_power
 from .types_rules import promote
 from .values import a_type, format_value, type_name, wrap_i64
 
@@ -153,10 +154,7 @@ def _pow(a, b, span):
                                     "use a float base", span)
         return _finish(pow(x, y, 1 << 64), kind)
     if kind is complex:
-        try:
-            return x ** y
-        except ZeroDivisionError:
-            return complex(math.inf, math.nan)
+        return complex_power(x, y)
     try:
         result = math.pow(x, y)
     except (ValueError, OverflowError):   # poles and overflow: the IEEE answer
@@ -376,7 +374,7 @@ def _add_update(op, old, rhs, span, target):
     if type(rhs) not in allowed:
         raise _mix_error(op, old, rhs, span, target, f"{type_name(old)}(…)")
     base = _base(kind)
-    return _finish(base(old) + sign * base(rhs), kind)
+    return _finish(base(old) + base(rhs) if sign > 0 else base(old) - base(rhs), kind)
 
 
 def _mix_error(op, old, rhs, span, target, conversion):

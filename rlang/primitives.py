@@ -174,10 +174,22 @@ def _first_or_second(first: bool):
     return (select(first, lambda: 1.0, lambda: 0.0), select(first, lambda: 0.0, lambda: 1.0))
 
 
+def complex_power(a, b) -> complex:
+    """a ** b for complex numbers as rev computes it: CPython's, with its errors as
+    values (0 to a negative or complex power is inf + nan·i, an overflow nan + nan·i,
+    as the complex built-ins answer one)."""
+    try:
+        return complex(a) ** complex(b) if isinstance(b, complex) else complex(a) ** b
+    except ZeroDivisionError:
+        return complex(math.inf, math.nan)
+    except OverflowError:
+        return complex(math.nan, math.nan)
+
+
 def _pow_partials(a, b):
     if isinstance(a, complex) or isinstance(b, complex):
-        d_base = b * a ** (b - 1) if b != 0 else 0.0
-        return d_base, (a ** b * cmath.log(a) if a != 0 else 0.0)
+        d_base = b * complex_power(a, b - 1) if b != 0 else 0.0
+        return d_base, (complex_power(a, b) * cmath.log(a) if a != 0 else 0.0)
     return (select(b != 0, lambda: b * a ** (b - 1), lambda: 0.0),
             select(a > 0, lambda: a ** b * _log(a), lambda: 0.0))
 

@@ -99,7 +99,7 @@ class TangentFunction(ShadowFunction):
 
     def _alloc(self, stmt: ir.Alloc) -> list:
         if not isinstance(stmt.var.type, str):        # an array or a stack
-            return [stmt] + self.shadow_array_alloc(stmt)
+            return [stmt] + self.shadow_array_alloc(stmt, copy_arrays=True)
         shadow = self.shadow(stmt.var)
         if shadow is None:
             return [stmt]

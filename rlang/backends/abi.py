@@ -26,8 +26,9 @@ CTX_NFRAMES = 11      # how many call sites were recorded while unwinding
 CTX_FRAMES = 12       # the call-site ids, innermost first
 MAX_FRAMES = 64
 CTX_ITEMS = CTX_FRAMES + MAX_FRAMES   # the first items of a stack found not empty
-STACK_ITEMS = 8                       # … at most this many (16 words: 8 complex)
-CTX_WORDS = CTX_ITEMS + 2 * STACK_ITEMS
+STACK_ITEMS = 8                       # … at most this many (16 words: 8 complex),
+CTX_EXPECTED_ITEMS = CTX_ITEMS + 2 * STACK_ITEMS    # then those of the stack it should equal
+CTX_WORDS = CTX_EXPECTED_ITEMS + 2 * STACK_ITEMS
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from .. import ast, ir
-from ..errors import RlangTypeError
 from ..ad import loss_location, resolve_loss
+from ..errors import RlangTypeError
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_shadow import shadow_type
 from ..lower import lower, symbol_of, type_of_value
@@ -209,10 +209,10 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
                              "to the host with copy_to_host())")
     values = functions.bind(name, args)
     types = tuple(type_of_value(v) for v in values)
-    if any(isinstance(t, ir.StackType) for t in types):
-        raise RlangTypeError("Hessians of functions with stack arguments are not supported "
-                             "yet (gradients are; stack ancillas are)")
+    # stacks are not inputs (their items carry no tangent in, as the interpreter's
+    # plain items do not) but carry shadow stacks through both runs
     inputs = [(p, i) for p, v in enumerate(values) if shadow_type(types[p]) is not None
+              and not isinstance(v, Stack)
               for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
     forward = functions.native(name, types, inverse, derivative="tan")
     backward = functions.native(name, types, inverse, derivative="tan_grad")
@@ -224,16 +224,17 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     for k in range(len(inputs)):
         tangents = [_zero_gradient(v, t) for v, t in zip(values, types)]
         _set(tangents, *inputs[k])
-        copies = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+        copies = [v.copy() if isinstance(v, (np.ndarray, Stack)) else v for v in values]
         shadows = [t for t in tangents if t is not None]
         new = functions.run(forward, forward_symbol, copies + shadows)
         outputs = new[:len(values)]
-        output_tangents = _returned(tangents, new[len(values):])
+        output_tangents = _returned(tangents, new[len(values):], stacks=True)
         position, index = loss_location(fn, outputs, view)
-        gradients = [_zero_gradient(v, t) for v, t in zip(values, types)]
+        gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
         _set(gradients, position, index)
         grads = [g for g in gradients if g is not None]
-        zeros = [np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
+        zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
+                 np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
         new = functions.run(backward, backward_symbol,
                             outputs + grads + [t for t in output_tangents if t is not None]
                             + zeros)
@@ -253,16 +254,18 @@ def _set(shadows: list, position: int, index, value: float = 1.0) -> None:
         shadows[position][index] = value
 
 
-def _returned(shadows: list, new: list) -> list:
-    """The shadows after a call: arrays were updated in place, scalars come back."""
+def _returned(shadows: list, new: list, stacks: bool = False) -> list:
+    """The shadows after a call: arrays were updated in place, scalars come back;
+    a shadow stack comes back with `stacks` (as the tangents a later run takes),
+    else as None (no gradient is reported for a stack)."""
     values = iter(new)
     out = []
     for shadow in shadows:
         if shadow is None:
             out.append(None)
-        elif isinstance(shadow, Stack):     # no gradient is reported for a stack
-            next(values)
-            out.append(None)
+        elif isinstance(shadow, Stack):
+            returned = next(values)
+            out.append(returned if stacks else None)
         else:
             value = next(values)
             out.append(shadow if isinstance(shadow, np.ndarray) or _is_device(shadow) else

@@ -434,6 +434,9 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
                                   [I8.as_pointer(), I8.as_pointer(), I64])
             source = self.builder.bitcast(self.constant_data(stmt.value), I8.as_pointer())
             self.builder.call(memcpy, [data, source, size])
+        elif isinstance(stmt.value, ir.Read):
+            self.slots[var] = desc
+            self.copy_elements(var, stmt.value.var)
         elif var.type.elem == "ulog":           # zero(ulog) is log 0 = -inf
             typed = self.builder.bitcast(data, F64.as_pointer())
             with counted_loop(self.builder, self.llfn, count, self.entry_alloca(I64, "i"),
@@ -501,8 +504,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         """How many elements of two arrays of one type differ (the check equality);
         arrays of different shapes count as all different."""
         b = self.builder
-        data, shape, strides = self.array_parts(var)
-        other_data, other_shape, other_strides = self.array_parts(other)
+        _, shape, _ = self.array_parts(var)
+        _, other_shape, _ = self.array_parts(other)
         count = self.entry_alloca(I64, "mismatches")
         b.store(ll.Constant(I64, 0), count)
         same_shape = ll.Constant(I1, 1)
@@ -510,25 +513,35 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
             same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
         with b.if_else(same_shape) as (then, otherwise):
             with then:
-                self._count_over(var.type.elem, data, other_data, shape, strides,
-                                 other_strides, count)
+                def add_mismatch(pointer, other_pointer):
+                    x = self.from_storage(b.load(pointer), var.type.elem)
+                    y = self.from_storage(b.load(other_pointer), var.type.elem)
+                    differs = self.values_differ(x, y, var.type.elem)
+                    b.store(b.add(b.load(count), b.zext(differs, I64)), count)
+
+                self.over_elements(var, other, add_mismatch)
             with otherwise:
                 b.store(ll.Constant(I64, 1), count)
         return b.load(count)
 
-    def _count_over(self, elem, data, other_data, shape, strides, other_strides, count):
-        """Nested loops over every index of `shape`, adding the mismatches to `count`."""
+    def copy_elements(self, var: ir.Var, source: ir.Var) -> None:
+        """Copy every element of `source` into the array `var` of the same shape."""
+        self.over_elements(var, source, lambda to, source_pointer: self.builder.store(
+            self.builder.load(source_pointer), to))
+
+    def over_elements(self, var: ir.Var, other: ir.Var, visit) -> None:
+        """Nested loops over every index of `var`'s shape, calling `visit(pointer,
+        other_pointer)` with the element pointers of `var` and `other` there."""
         b = self.builder
+        data, shape, strides = self.array_parts(var)
+        other_data, _, other_strides = self.array_parts(other)
 
         def level(axis, offset, other_offset):
             if axis == len(shape):
-                x = self.from_storage(b.load(b.gep(data, [offset])), elem)
-                y = self.from_storage(b.load(b.gep(other_data, [other_offset])), elem)
-                differs = self.values_differ(x, y, elem)
-                b.store(b.add(b.load(count), b.zext(differs, I64)), count)
+                visit(b.gep(data, [offset]), b.gep(other_data, [other_offset]))
                 return
             with counted_loop(b, self.llfn, shape[axis], self.entry_alloca(I64, "i"),
-                              "cmp") as i:
+                              "each") as i:
                 level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
                       b.add(other_offset, b.mul(i, other_strides[axis])))
 

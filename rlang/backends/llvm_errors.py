@@ -27,8 +27,9 @@ def error_from_context(ctx, sites, max_depth: int):
     ints = [ctx[abi.CTX_IVALS + k] for k in range(4)]
     floats = [_float(ctx[abi.CTX_FVALS + k]) for k in range(4)]
     if site.kind == "dealloc_stack":
-        items = [ctx[abi.CTX_ITEMS + k] for k in range(2 * abi.STACK_ITEMS)]
-        error = _dealloc_stack(site, ints[0], items)
+        words = 2 * abi.STACK_ITEMS
+        error = _dealloc_stack(site, ints[:2], [ctx[abi.CTX_ITEMS + k] for k in range(words)],
+                               [ctx[abi.CTX_EXPECTED_ITEMS + k] for k in range(words)])
     else:
         error = _BUILD[site.kind](site, ints, floats, max_depth)
     frames = [sites[ctx[abi.CTX_FRAMES + k]] for k in range(ctx[abi.CTX_NFRAMES])]
@@ -144,20 +145,26 @@ def _dealloc_array(site, ints, floats, _):
                               f"`{compared}` in {ints[0]} element(s)", site.span)
 
 
-def _dealloc_stack(site, length: int, words: list):
-    """`s → stack(T)` of a stack holding `length` items, the first of which (at most
-    abi.STACK_ITEMS) are in `words`; the message is check_dealloc's."""
+def _dealloc_stack(site, lengths, words: list, expected_words: list):
+    """`s → stack(T)` or `s → t` of a stack holding lengths[0] items (t holding
+    lengths[1]), the first of which (at most abi.STACK_ITEMS) are in `words` and
+    `expected_words`; the message is check_dealloc's."""
     name, elem = site.detail
+    shown, expected = (summarize(_recorded_stack(elem, n, w))
+                       for n, w in zip(lengths, (words, expected_words)))
+    return ReversibilityError(f"deallocation check failed: {name} = {shown}, expected "
+                              f"{expected}", site.span)
+
+
+def _recorded_stack(elem: str, length: int, words: list) -> Stack:
+    """A stack of `length` items as an error record holds it: its first items, or
+    only its length when it has more than abi.STACK_ITEMS (summarize shows no more)."""
     if length > abi.STACK_ITEMS:
         many = Stack(elem)
         many.items = range(length)          # summarize shows only how many
-        shown = summarize(many)
-    else:
-        data = struct.pack(f"<{len(words)}q", *words)
-        size = abi.ITEM_BYTES[elem]
-        shown = summarize(Stack(elem, abi.unpack_items(elem, data[:length * size])))
-    return ReversibilityError(f"deallocation check failed: {name} = {shown}, expected "
-                              f"{summarize(Stack(elem))}", site.span)
+        return many
+    data = struct.pack(f"<{len(words)}q", *words)
+    return Stack(elem, abi.unpack_items(elem, data[:length * abi.ITEM_BYTES[elem]]))
 
 
 def _pop_empty(site, ints, floats, _):
@@ -194,6 +201,15 @@ def _argument(site, ints, floats, _):
     return ReversibilityError(
         f"`{function}` changed its argument {k + 1} (`{param}`), which is an expression, "
         f"not a view: {_format_typed(before, t)} became {_format_typed(after, t)}", site.span)
+
+
+def _argument_array(site, ints, floats, _):
+    """An array expression argument the callee changed: compiled code counts the
+    changed elements instead of showing the array after the call."""
+    function, k, param, text = site.detail
+    return ReversibilityError(
+        f"`{function}` changed its argument {k + 1} (`{param}`), which is an expression, "
+        f"not a view: `{text}` became different in {ints[0]} element(s)", site.span)
 
 
 def _call_alias(site, ints, floats, _):
@@ -276,7 +292,8 @@ _BUILD = {
     "bounds": _bounds, "alias": _alias, "instr_alias": _instr_alias, "intdiv": _intdiv,
     "intpow": _intpow, "if": _if, "while": _while, "from": _from, "for": _for,
     "for_bound": _for_bound, "for_zero_step": _for_zero_step, "dealloc": _dealloc,
-    "dealloc_array": _dealloc_array, "argument": _argument, "call_alias": _call_alias,
+    "dealloc_array": _dealloc_array, "argument": _argument, "argument_array": _argument_array,
+    "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
     "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
     "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,

@@ -20,7 +20,7 @@ from llvmlite import ir as ll
 
 from .. import ir
 from . import abi
-from .llvm_expr import I1, I8, I32, I64, F64, storage_type
+from .llvm_expr import I1, I8, I32, I64, F64, counted_loop, storage_type
 
 STACK_TYPE = ll.LiteralStructType([I8.as_pointer(), I64, I64])
 _DATA, _LENGTH, _CAPACITY = 0, 1, 2
@@ -66,6 +66,7 @@ class StackEmitter:
 
     # ------------------------------------------------------------ statements
     def alloc_stack(self, stmt: ir.Alloc) -> None:
+        """An empty stack, or (`value` the Read of a stack) a copy of that stack."""
         var = stmt.var
         slot = self.results.get(var) or self.entry_alloca(STACK_TYPE, var.name)
         self.slots[var] = slot
@@ -73,28 +74,73 @@ class StackEmitter:
         b.store(ll.Constant(I8.as_pointer(), None), field(b, slot, _DATA))
         b.store(ll.Constant(I64, 0), field(b, slot, _LENGTH))
         b.store(ll.Constant(I64, 0), field(b, slot, _CAPACITY))
+        if stmt.value is not None:
+            self.copy_stack(var, self.slots[stmt.value.var])
+
+    def copy_stack(self, var: ir.Var, source) -> None:
+        """Fill the empty stack `var` with the items of the stack struct `source`."""
+        b = self.builder
+        slot, size = self.slots[var], abi.ITEM_BYTES[var.type.elem]
+        length = b.load(field(b, source, _LENGTH))
+        with b.if_then(b.icmp_signed(">", length, ll.Constant(I64, 0))):
+            status = b.call(self.grow_function(), [slot, ll.Constant(I64, size), length])
+            self.fail_if(b.trunc(status, I1), self.module.add_site(ir.Site(
+                "stack_memory", None, self.fn.name, self.fn.inverse, (var.name,))), [length])
+            memcpy = self.runtime("memcpy", I8.as_pointer(), [I8.as_pointer(), I8.as_pointer(),
+                                                              I64])
+            b.call(memcpy, [b.load(field(b, slot, _DATA)), b.load(field(b, source, _DATA)),
+                            b.mul(length, ll.Constant(I64, size))])
+            b.store(length, field(b, slot, _LENGTH))
 
     def dealloc_stack(self, stmt: ir.Dealloc) -> None:
-        """With a site, the stack must be empty; the failure records its length and
-        its first items (llvm_errors shows them as the interpreter does)."""
+        """With a site, the stack must be empty (`value` None) or equal the stack
+        `value` reads, item by item; the failure records both lengths and the first
+        items of both (llvm_errors shows them as the interpreter does)."""
         b = self.builder
         stack, elem = self.slots[stmt.var], stmt.var.type.elem
         if stmt.site is not None:
             length = b.load(field(b, stack, _LENGTH))
+            other = None if stmt.value is None else self.slots[stmt.value.var]
+            other_length = ll.Constant(I64, 0) if other is None else \
+                b.load(field(b, other, _LENGTH))
 
             def record_items():
-                shown = b.select(b.icmp_unsigned("<", length, ll.Constant(I64, abi.STACK_ITEMS)),
-                                 length, ll.Constant(I64, abi.STACK_ITEMS))
-                memcpy = self.runtime("memcpy", I8.as_pointer(),
-                                      [I8.as_pointer(), I8.as_pointer(), I64])
-                target = b.bitcast(self.ctx_word(abi.CTX_ITEMS), I8.as_pointer())
-                source = b.load(field(b, stack, _DATA))
-                b.call(memcpy, [target, source,
-                                b.mul(shown, ll.Constant(I64, abi.ITEM_BYTES[elem]))])
+                self.record_stack_items(stack, length, elem, abi.CTX_ITEMS)
+                if other is not None:
+                    self.record_stack_items(other, other_length, elem, abi.CTX_EXPECTED_ITEMS)
 
-            self.fail_if(b.icmp_signed("!=", length, ll.Constant(I64, 0)), stmt.site,
-                         [length], record=record_items)
+            differs = b.icmp_signed("!=", length, other_length)
+            if other is not None:
+                differs = b.or_(differs, self.stacks_differ(stack, other, length, elem))
+            self.fail_if(differs, stmt.site, [length, other_length], record=record_items)
         self.free_stack(stack)
+
+    def record_stack_items(self, stack, length, elem: str, word: int) -> None:
+        """Copy the first items (at most abi.STACK_ITEMS) of a stack into the error
+        record from ctx word `word` on."""
+        b = self.builder
+        shown = b.select(b.icmp_unsigned("<", length, ll.Constant(I64, abi.STACK_ITEMS)),
+                         length, ll.Constant(I64, abi.STACK_ITEMS))
+        memcpy = self.runtime("memcpy", I8.as_pointer(), [I8.as_pointer(), I8.as_pointer(), I64])
+        target = b.bitcast(self.ctx_word(word), I8.as_pointer())
+        b.call(memcpy, [target, b.load(field(b, stack, _DATA)),
+                        b.mul(shown, ll.Constant(I64, abi.ITEM_BYTES[elem]))])
+
+    def stacks_differ(self, stack, other, length, elem: str):
+        """Whether two stacks (of at least `length` items each, or of different
+        lengths, which the caller tests first) differ in one of their first `length`
+        items by the check equality (`values_differ`)."""
+        b = self.builder
+        found = self.entry_alloca(I1, "stack.differs")
+        b.store(ll.Constant(I1, 0), found)
+        items, other_items = self.stack_items(stack, elem), self.stack_items(other, elem)
+        other_length = b.load(field(b, other, _LENGTH))
+        common = b.select(b.icmp_signed("<", length, other_length), length, other_length)
+        with counted_loop(b, self.llfn, common, self.entry_alloca(I64, "i"), "stack.cmp") as i:
+            x = self.from_storage(b.load(b.gep(items, [i])), elem)
+            y = self.from_storage(b.load(b.gep(other_items, [i])), elem)
+            b.store(b.or_(b.load(found), self.values_differ(x, y, elem)), found)
+        return b.load(found)
 
     def _push(self, stmt: ir.Push) -> None:
         b = self.builder
@@ -103,7 +149,8 @@ class StackEmitter:
         length = b.load(field(b, stack, _LENGTH))
         full = b.icmp_signed("==", length, b.load(field(b, stack, _CAPACITY)))
         with b.if_then(full, likely=False):
-            status = b.call(self.grow_function(), [stack, ll.Constant(I64, abi.ITEM_BYTES[elem])])
+            status = b.call(self.grow_function(), [stack, ll.Constant(I64, abi.ITEM_BYTES[elem]),
+                                                     ll.Constant(I64, 0)])
             self.fail_if(b.trunc(status, I1), stmt.memory_site, [length])
         b.store(b.load(pointer), b.gep(self.stack_items(stack, elem), [length]))
         b.store(b.add(length, ll.Constant(I64, 1)), field(b, stack, _LENGTH))
@@ -144,20 +191,22 @@ class StackEmitter:
 
     # ------------------------------------------------------------ the helper
     def grow_function(self):
-        """`i8 rev_stack_grow(rev_stack *s, i64 item_bytes)`: double the capacity
-        (at least FIRST_CAPACITY items); 1 when the memory cannot be had."""
+        """`i8 rev_stack_grow(rev_stack *s, i64 item_bytes, i64 at_least)`: double the
+        capacity (at least FIRST_CAPACITY items, and at least `at_least`); 1 when the
+        memory cannot be had."""
         name = "rev_stack_grow"
         existing = self.out.globals.get(name)
         if existing is not None:
             return existing
-        fn = ll.Function(self.out, ll.FunctionType(I8, [STACK_TYPE.as_pointer(), I64]),
+        fn = ll.Function(self.out, ll.FunctionType(I8, [STACK_TYPE.as_pointer(), I64, I64]),
                          name=name)
         fn.linkage = "internal"
-        stack, size = fn.args
+        stack, size, at_least = fn.args
         b = ll.IRBuilder(fn.append_basic_block("entry"))
         capacity = b.load(field(b, stack, _CAPACITY))
         doubled = b.select(b.icmp_signed("==", capacity, ll.Constant(I64, 0)),
                            ll.Constant(I64, FIRST_CAPACITY), b.shl(capacity, ll.Constant(I64, 1)))
+        doubled = b.select(b.icmp_signed("<", doubled, at_least), at_least, doubled)
         limit = b.udiv(ll.Constant(I64, (1 << 63) - 1), size)
         fail = fn.append_basic_block("fail")
         grow = fn.append_basic_block("grow")

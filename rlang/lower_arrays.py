@@ -1,0 +1,205 @@
+"""Lowering of array ancillas and array-valued call arguments (LANGUAGE.md §5, §6).
+
+The statements of `rlang/lower.py` that make, free or pass whole arrays come here,
+with the function lowering `fl` (its scope, sites and expression lowering):
+
+- `array_alloc(fl, stmt)`: `a ← zeros(T, n…)`, `a ← [literal]` (constant elements:
+  a copy of an `ir.ConstArray`; variable elements: zeros, then each element
+  accumulated, `a[i] += e_i`, as a copy-in the gradient passes differentiate
+  element by element, as the interpreter does), `a ← b` / `a ← K` (a copy of an
+  array variable or a constant array: `Alloc(a, Read(b), dims of b)`);
+- `array_dealloc(fl, stmt, var)`: the mirror images, the check comparing with zeros,
+  a literal (variable elements are first subtracted again) or an array;
+- `array_argument(fl, arg, k, callee, func)`: an array literal or a constant array
+  passed to a call, as a temporary allocated before the call and deallocated (and
+  checked unchanged) after it.  (before, argument, after) statement lists.
+
+Returns IR statement lists; an array literal the interpreter would refuse is the
+interpreter's RlangTypeError, a form the backends do not handle BackendUnsupported
+with its span.
+"""
+from __future__ import annotations
+
+from . import ast, ir
+from .errors import RlangTypeError
+from .lower_complex import as_pair
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
+
+
+def array_alloc(fl, stmt: ast.Alloc) -> list | None:
+    """The IR of an allocation whose value is an array (None: not an array form)."""
+    value = stmt.value
+    if isinstance(value, ast.Call) and value.func == "zeros":
+        elem = value.args[0].type
+        if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
+            raise BackendUnsupported("the compiled backends allocate zeros of scalar "
+                                     "types only", value.span)
+        from .lower import _convert
+
+        dims = tuple(_convert(fl.int_expr(d), "i64") for d in value.args[1:])
+        var = _new(fl, stmt.name, ir.ArrayType(elem.scalar, len(dims), unit_stride=True))
+        return [ir.Alloc(var, None, dims)]
+    if isinstance(value, ast.ArrayLit):
+        literal = _literal(fl, value)
+        if isinstance(literal, ir.ConstArray):
+            var = _new(fl, stmt.name, literal.type)
+            return [ir.Alloc(var, literal, tuple(ir.Const(n, "i64") for n in literal.shape))]
+        shape, elem, elements = literal
+        var = _new(fl, stmt.name, ir.ArrayType(elem, len(shape), unit_stride=True))
+        return [ir.Alloc(var, None, tuple(ir.Const(n, "i64") for n in shape))] + \
+            _accumulate(var, elements, "+=")
+    source = _array_named(fl, value)
+    if source is not None:
+        dims = tuple(ir.Dim(source, axis) for axis in range(source.type.ndim))
+        return [ir.Alloc(_new(fl, stmt.name, source.type), ir.Read(source), dims)]
+    return None
+
+
+def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
+    """`a → e` for an array ancilla `a`: e is zeros(…), a literal of a's type or an
+    array variable of a's type."""
+    value, out, expected = stmt.value, [], None
+    if isinstance(value, ast.ArrayLit):
+        literal = _literal(fl, value)
+        literal_type = literal.type if isinstance(literal, ir.ConstArray) else \
+            ir.ArrayType(literal[1], len(literal[0]))
+        if ir.kind(literal_type) != ir.kind(var.type):
+            raise BackendUnsupported("deallocating an array with a literal of another "
+                                     "type or rank", value.span)
+        if isinstance(literal, ir.ConstArray):
+            expected = literal
+        else:                               # a − e must be all zeros
+            out = _accumulate(var, literal[2], "-=")
+    elif _array_named(fl, value) is not None and \
+            ir.kind(_array_named(fl, value).type) == ir.kind(var.type):
+        expected = ir.Read(_array_named(fl, value))
+    elif not (isinstance(value, ast.Call) and value.func == "zeros"):
+        raise BackendUnsupported("the compiled backends deallocate arrays with "
+                                 "`zeros(T, n…)`, an array literal or an array of the "
+                                 "same type", value.span)
+    compared = None if isinstance(value, ast.Call) else _text(value)
+    return out + [ir.Dealloc(var, expected, fl.site("dealloc_array", stmt.span,
+                                                    (stmt.name, compared)))]
+
+
+def array_argument(fl, arg, k: int, callee, func: str):
+    """An array literal or constant array passed as argument k of `func`, as a
+    temporary: (statements before the call, the argument, statements after it), or
+    None when `arg` is not such an expression."""
+    if isinstance(arg, ast.ArrayLit):
+        literal = _literal(fl, arg)
+    else:
+        source = _array_named(fl, arg)
+        if source is None:
+            return None
+        literal = None
+    name = f"{callee.params[k].name}·arg"
+    if literal is None or isinstance(literal, ir.ConstArray):
+        value = ir.Read(source) if literal is None else literal
+        var = ir.Var(name, value.type)
+        dims = tuple(ir.Dim(source, a) for a in range(source.type.ndim)) if literal is None \
+            else tuple(ir.Const(n, "i64") for n in literal.shape)
+        before, undo = [ir.Alloc(var, value, dims)], []
+    else:
+        shape, elem, elements = literal
+        var = ir.Var(name, ir.ArrayType(elem, len(shape), unit_stride=True))
+        value = None
+        before = [ir.Alloc(var, None, tuple(ir.Const(n, "i64") for n in shape))] + \
+            _accumulate(var, elements, "+=")
+        undo = _accumulate(var, elements, "-=")
+    site = fl.site("argument_array", arg.span, (func, k, callee.params[k].name, _text(arg)))
+    return before, ir.VarPlace(var), undo + [ir.Dealloc(var, value, site)]
+
+
+# ------------------------------------------------------------------ helpers
+
+def _new(fl, name: str, t) -> ir.Var:
+    var = ir.Var(name, t)
+    fl.scope[name] = var
+    return var
+
+
+def _array_named(fl, node) -> ir.Var | None:
+    """The array variable (a local or a constant array) that a name denotes."""
+    if not isinstance(node, ast.Name):
+        return None
+    var = fl.lookup_array(node.id)
+    return var if var is not None and isinstance(var.type, ir.ArrayType) else None
+
+
+def _literal(fl, node: ast.ArrayLit):
+    """An array literal: an `ir.ConstArray` when its elements are constants, else
+    (shape, element type, [(indices, lowered element)…]) with the interpreter's
+    element-type rule (all of one type keep it; any complex → complex; any float →
+    f64; integers and bools → i64)."""
+    try:
+        return fl.const_array(node)
+    except BackendUnsupported:
+        pass
+    shape, leaves = _shape_and_leaves(node, ())
+    elements = [(index, fl.expr(leaf)) for index, leaf in leaves]
+    kinds = {value.type for _, value in elements}
+    for kind in kinds:
+        if not isinstance(kind, str):
+            raise BackendUnsupported("array literals with array elements in compiled code",
+                                     node.span)
+    elem = _literal_scalar(kinds, node)
+    if elem == "ulog":
+        raise BackendUnsupported("ulog array literals with variable elements in compiled "
+                                 "code", node.span)
+    return shape, elem, [(index, _as_element(value, elem, node)) for index, value in elements]
+
+
+def _shape_and_leaves(node, index: tuple):
+    if not isinstance(node, ast.ArrayLit):
+        return (), [(index, node)]
+    parts = [_shape_and_leaves(item, index + (i,)) for i, item in enumerate(node.items)]
+    shapes = {shape for shape, _ in parts}
+    if len(shapes) > 1:
+        raise RlangTypeError("the rows of an array literal must all have the same shape, got "
+                             f"{', '.join(str(s) for s in sorted(shapes))}", node.span)
+    inner = shapes.pop() if shapes else ()
+    return (len(parts),) + inner, [leaf for _, leaves in parts for leaf in leaves]
+
+
+def _literal_scalar(kinds: set, node) -> str:
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    if "complex" in kinds:
+        return "complex"
+    if kinds & {"f64", "f32"} and kinds <= {"bool", "i32", "i64", "f32", "f64"}:
+        return "f64"
+    if kinds <= {"bool", "i64", "i32"}:
+        return "i64"
+    raise RlangTypeError(f"invalid array literal: an array cannot mix "
+                         f"{', '.join(sorted(kinds))}", node.span)
+
+
+def _as_element(value, elem: str, node):
+    from .lower import _convert
+
+    if elem == "complex":
+        return as_pair(value, "an array literal", node.span)
+    if elem in ("fixed", "bool") or value.type == elem:
+        return value
+    return _convert(value, elem)
+
+
+def _accumulate(var: ir.Var, elements, op: str) -> list:
+    """`var[index] op= value` for each element (bools: `^=`; complex: both parts)."""
+    out = []
+    for index, value in elements:
+        indices = tuple(ir.Const(i, "i64") for i in index)
+        if var.type.elem == "complex":
+            out += [ir.Update(ir.ElemPlace(var, indices, None, f), op, part)
+                    for f, part in ((0, value.re), (1, value.im))]
+        else:
+            out.append(ir.Update(ir.ElemPlace(var, indices, None),
+                                 "^=" if var.type.elem == "bool" else op, value))
+    return out
+
+
+def _text(node) -> str:
+    from .printer import format_expr
+
+    return format_expr(node)
