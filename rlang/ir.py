@@ -517,6 +517,7 @@ class Function:
     # caller may pass twice) are added back as the change; the others not at all.
     written: frozenset = frozenset()
     accumulated: frozenset = frozenset()
+    inline: bool = False    # `@inline function`: inlined at its call sites (LANGUAGE.md §4)
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,8 @@ class ShadowFunction:
                                         if k in fn.accumulated or self.accumulates(k)}
         return ir.Function(self.symbol(fn.symbol), fn.name, fn.inverse,
                            fn.params + shadow_params, body, fn.span, fn.results,
-                           fn.constants, frozenset(written), frozenset(accumulated - written))
+                           fn.constants, frozenset(written), frozenset(accumulated - written),
+                           fn.inline)
 
     def accumulates(self, k: int) -> bool:
         """Whether the shadow of parameter k is added to when the parameter is only

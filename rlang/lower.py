@@ -171,7 +171,8 @@ class _FunctionLowering:
         written = written_params(self.lowering.unit.functions).get(self.fn.name, frozenset())
         return ir.Function(self.symbol, self.fn.name, self.inverse, tuple(self.params),
                            lowered, self.fn.span, results,
-                           tuple(self.constant_values.items()), frozenset(written))
+                           tuple(self.constant_values.items()), frozenset(written),
+                           inline=self.fn.inline)
 
     # ------------------------------------------------------------------ sites
     def site(self, kind: str, span, detail: tuple = ()) -> int | None:

@@ -117,6 +117,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         self.recursive = recursive      # counts the call depth (see recursive_symbols)
         self.llfn = functions[fn.symbol]
         self.llfn.attributes.add("nounwind")
+        if fn.inline and not recursive:     # `@inline function` (LANGUAGE.md §4)
+            self.llfn.attributes.add("alwaysinline")
         entry = self.llfn.append_basic_block("entry")
         self.builder = ll.IRBuilder(entry)
         self.ctx = self.llfn.args[0]
