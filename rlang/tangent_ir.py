@@ -23,6 +23,8 @@ from __future__ import annotations
 from . import ir
 from .ir_shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import FLOATS, as_f64, partials
+from .errors import RlangTypeError
+from .types_rules import BackendUnsupported
 
 
 def tangent_module(module: ir.Module) -> ir.Module:
@@ -37,6 +39,12 @@ def _sum(terms: list):
     return total
 
 
+class HessianUnsupported(BackendUnsupported, RlangTypeError):
+    """A compiled Hessian refused because a fixed, ulog or complex value is held: the
+    interpreter refuses only where a tangent reaches one, so the default backend
+    ("auto") asks it instead (a BackendUnsupported); a type error as before."""
+
+
 class TangentFunction(ShadowFunction):
     kind = "tan"
 
@@ -45,10 +53,8 @@ class TangentFunction(ShadowFunction):
         interpreter's Hessians (`dual.refuse_tangent`), so they are refused."""
         t = var.type if isinstance(var.type, str) else var.type.elem
         if t in ("fixed", "ulog", "complex"):
-            from .errors import RlangTypeError
-
-            raise RlangTypeError(f"Hessians through {t} values are not supported yet "
-                                 "(gradients are)")
+            raise HessianUnsupported(f"Hessians through {t} values are not supported yet "
+                                     "(gradients are)")
         return super().shadow(var)
 
     def tangent(self, expr):

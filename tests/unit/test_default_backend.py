@@ -98,3 +98,19 @@ def test_an_array_llvm_cannot_address_runs_on_the_interpreter(no_default):
     with pytest.raises(BackendUnsupported, match="aligned arrays"):
         rlang.loads(source, backend="llvm").take_(0.0, misaligned)
     assert rlang.loads(source).take_(0.0, misaligned)[0] == 2.0
+
+
+def test_a_hessian_llvm_refuses_is_the_interpreters(no_default):
+    # compiled Hessians refuse any function holding a complex value; the
+    # interpreter only where a tangent reaches one (docs/backends.md)
+    source = """
+function f(y!: f64, x: f64)
+    z ← complex(1.0, 2.0)
+    y! += x * x * real(z)
+    z → complex(1.0, 2.0)
+end
+"""
+    with pytest.raises(rlang.RlangTypeError, match="Hessians through complex"):
+        rlang.hessian(rlang.loads(source, backend="llvm").f, [0.0, 2.0], "y!")
+    assert np.array_equal(rlang.hessian(rlang.loads(source).f, [0.0, 2.0], "y!"),
+                          [[0.0, 0.0], [0.0, 2.0]])
