@@ -76,7 +76,7 @@ def assert_agree(got, expected, scale, context, rtol=1e-12):
             f"expected {b!r} (scale {scale})"
 
 
-@_settings(30)
+@_settings(40)
 @given(system_cases())
 def test_generated_system_programs_agree(case):
     gp, args = case
@@ -130,7 +130,7 @@ def both_or_same_error(compute, context):
     return compute("llvm"), expected
 
 
-@_settings(20)
+@_settings(25)
 @given(system_cases(), st.data())
 def test_generated_system_gradients_agree(case, data):
     gp, args = case

@@ -87,9 +87,10 @@ class SystemsBuilder(Builder):
     PREFIX = {**Builder.PREFIX, F64: "r", FIXED: "q", ULOG: "l", CPLX: "z", F64S: "rs",
               FIXEDS: "qs", ULOGS: "ls", CPLXS: "zs"}
 
-    def __init__(self, draw, calls: bool = True, systems=SYSTEMS):
+    def __init__(self, draw, calls: bool = True, systems=SYSTEMS, parallel: int = 1):
         super().__init__(draw, calls, stacks=False)
         self.systems = tuple(systems)
+        self.parallel = parallel        # the weight of `@parallel for` among statements
         self.PARAMS = tuple((kind, counts) for kind, counts in self.PARAMS
                             if kind in (INT, BOOL, ARR, BARR) + self.systems
                             + tuple(self.ARRAY_OF[k] for k in self.systems))
@@ -273,7 +274,10 @@ class SystemsBuilder(Builder):
 
     # ------------------------------------------------------------ statements
     def statement_kinds(self, ctx: Ctx) -> list[str]:
-        return super().statement_kinds(ctx) + ["system_update"] * 6 + ["system_instr"] * 3
+        kinds = super().statement_kinds(ctx)
+        if "parallel_for" in kinds:
+            kinds += ["parallel_for"] * (self.parallel - 1)
+        return kinds + ["system_update"] * 6 + ["system_instr"] * 3
 
     def system_update(self, ctx: Ctx, kind: str, view, root: str) -> ast.Update:
         """An update of `view` (of `kind`, its root variable `root`)."""
@@ -402,11 +406,12 @@ class SystemsBuilder(Builder):
 
 
 @st.composite
-def system_programs(draw, max_functions: int = 2, calls: bool = True,
-                    systems=SYSTEMS) -> GeneratedProgram:
+def system_programs(draw, max_functions: int = 2, calls: bool = True, systems=SYSTEMS,
+                    parallel: int = 1) -> GeneratedProgram:
     """A program of 1..max_functions functions over i64, bool and `systems` (no
-    stacks); the last one is the one to run."""
-    builder = SystemsBuilder(draw, calls, systems)
+    stacks); the last one is the one to run.  `parallel` weighs `@parallel for`
+    loops (1: as often as in generators.py)."""
+    builder = SystemsBuilder(draw, calls, systems, parallel)
     count = draw(st.integers(1, max_functions))
     functions = [builder.function(f"f{k}", COST_BUDGET // (1 if k == count - 1 else 5))
                  for k in range(count)]
@@ -450,7 +455,8 @@ def system_argument(kind: str) -> st.SearchStrategy:
 
 
 @st.composite
-def system_cases(draw, max_functions: int = 2, calls: bool = True, systems=SYSTEMS):
+def system_cases(draw, max_functions: int = 2, calls: bool = True, systems=SYSTEMS,
+                 parallel: int = 1):
     """(program, arguments of its top function) over i64, bool and `systems`."""
-    gp = draw(system_programs(max_functions, calls, systems))
+    gp = draw(system_programs(max_functions, calls, systems, parallel))
     return gp, draw(arguments(gp, system_argument))
