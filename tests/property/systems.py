@@ -65,7 +65,7 @@ def call(func: str, *args) -> ast.Call:
 
 
 def typed(func: str, scalar: str) -> ast.Call:
-    """`zero(T)`, `one(T)`, `zeros(T, …)` without the length."""
+    """`func(T)` for a type T: `zero(fixed)`, `one(ulog)`."""
     return call(func, ast.TypeExpr(ast.TypeRef(scalar)))
 
 
