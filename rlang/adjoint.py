@@ -176,7 +176,8 @@ class GradInterpreter(Interpreter):
 
     def _adjoint_swap(self, stmt, env, refs):
         a, b = refs
-        va, vb = a.get(), b.get()
+        # a field (`z.re`) is never a whole array; its `get` would read a GVar's part
+        va, vb = (None if isinstance(r, FieldRef) else r.get() for r in refs)
         if isinstance(va, np.ndarray) and isinstance(vb, np.ndarray):
             ga, gb = self.grads.of(va), self.grads.of(vb)
             saved = va.copy()

@@ -5,7 +5,9 @@ fixed, ulog and complex numbers in host code — arithmetic, conversions, arrays
 tests/backends/test_llvm_number_systems.py and tests/cuda/test_systems.py share:
 `run_both(source, name, args, inverse, backend)` and `run_main_both(source,
 backend)` give the interpreter's results, then the backend's; `same` and `close`
-compare them (ulog logarithms, floats and complex parts within 1e-12).
+compare them (ulog logarithms, floats and complex parts within 1e-12).  For generated
+programs (tests/property/systems.py), `agree(a, b, scale)` compares within 1e-12 of
+`scale`, the `magnitude` of the values involved, so that cancellation is allowed for.
 """
 from __future__ import annotations
 
@@ -268,3 +270,46 @@ function closs!(w!: complex, z: complex, zs: complex[:], x: f64)
     ~@routine
 end
 """
+
+
+# ----------------------------------------------- comparing results of generated programs
+
+def magnitude(values) -> float:
+    """The largest magnitude among the float, complex and ulog values (ulog: of the
+    logarithm) in `values` and in the arrays among them; at least 1.  Non-finite
+    values are skipped."""
+    biggest = 1.0
+    for value in values:
+        if isinstance(value, ULog):
+            value = value.log
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "fc" or not value.size:
+                continue
+            finite = np.abs(value[np.isfinite(value)])
+            value = float(finite.max()) if finite.size else 0.0
+        if isinstance(value, (float, complex)) and math.isfinite(abs(value)):
+            biggest = max(biggest, abs(value))
+    return biggest
+
+
+def agree(a, b, scale: float, rtol: float = 1e-12) -> bool:
+    """Whether a backend's value `a` is the interpreter's `b`: of the same type, exactly
+    for integers, bools and fixed values (raw bits), and for floats, complex parts and
+    ulog logarithms within `rtol` of the larger of `scale` and the value itself (so a
+    result that cancelled down from values of size `scale` is compared absolutely)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ULog):
+        a, b = a.log, b.log
+    if isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.kind not in "fc":
+            return np.array_equal(a, b)
+        return np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
+    if isinstance(a, complex):
+        return agree(a.real, b.real, max(scale, abs(b)), rtol) and \
+            agree(a.imag, b.imag, max(scale, abs(b)), rtol)
+    if isinstance(a, float):
+        return a == b or (a != a and b != b) or abs(a - b) <= rtol * max(scale, abs(b))
+    return a == b

@@ -181,6 +181,21 @@ def test_complex_gradients_agree(loss):
         rlang.hessian(llvm["closs!"], args(), loss="w!.re")
 
 
+@pytest.mark.parametrize("swap", ["SWAP(x, z.im)", "SWAP(z.re, x)"])
+def test_gradient_through_a_swap_of_a_float_and_a_complex_field(swap):
+    """The interpreter's gradient pass read the part of a GVar (a Python error) when
+    one operand of SWAP was a field; a generated program found it.  After the swap
+    x holds the old part and the part the old x: each gradient moves across."""
+    source = f"function f(x: f64, z: complex)\n    {swap}\n    x += 2.0 * z.re * z.im\nend\n"
+    if "im" in swap:        # x' = z.im + 2 z.re x: ∂/∂x = 2 z.re, ∂/∂z = 2x ∂/∂re + 1 ∂/∂im
+        expected = (3.0, 1.4 + 1.0j)
+    else:                   # x' = z.re + 2 x z.im: ∂/∂x = 2 z.im, ∂/∂z = 1 ∂/∂re + 2x ∂/∂im
+        expected = (-5.0, 1.0 + 1.4j)
+    for module in both(source):
+        grads = rlang.gradient(module.f, [0.7, 1.5 - 2.5j], loss="x")
+        assert grads == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("body", ["w! += z ** 2", "w! += asin(z)"])
 def test_complex_powers_and_arcsines_compile(body):
     # more of them in test_llvm_constructs.py

@@ -6,7 +6,8 @@
   one the interpreter reports), whatever the threads' timing;
 - constructs a kernel cannot hold are refused statically with BackendUnsupported;
 - every example and Hypothesis-generated programs (with `@parallel for` loops over
-  integer and bool arrays) agree with the interpreter, forward and inverse.
+  integer and bool arrays, and over f64, fixed, ulog and complex arrays) agree with
+  the interpreter, forward and inverse.
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from agreement import copy, same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from generators import cases  # noqa: E402
+from number_systems import agree, magnitude  # noqa: E402
+from systems import system_cases  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
@@ -213,13 +216,30 @@ def test_example_agrees_with_interpreter(path):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases(stacks=False))
 def test_generated_programs_agree(case):
-    gp, args = case
+    _assert_generated_case_agrees(*case, lambda a, b, scale: same(a, b))
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(system_cases(parallel=6))
+def test_generated_system_programs_agree(case):
+    """Programs over f64, fixed, ulog and complex values too (tests/property/systems.py),
+    their `@parallel for` loops over arrays of each: fixed bit for bit, the others
+    within 1e-12 of the magnitudes involved."""
+    _assert_generated_case_agrees(*case, agree)
+
+
+def _assert_generated_case_agrees(gp, args, equal):
+    """The top function of `gp` on `args`, forward and inverse, gives the interpreter's
+    results (`equal(cuda's, interpreter's, magnitude)`), output and errors, or the
+    cuda backend refuses it (e.g. a kernel calling a recursive function)."""
     interp = rlang.loads(gp.source)
     try:
         cuda = rlang.loads(gp.source, backend="cuda")
-        cuda[gp.top](*copy(args))
+        with redirect_stdout(io.StringIO()):
+            cuda[gp.top](*copy(args))
     except BackendUnsupported:
-        return                      # e.g. a kernel calling a recursive function
+        return
     except rlang.RlangError:
         pass
     for direction in (lambda m: m[gp.top], lambda m: ~m[gp.top]):
@@ -239,6 +259,7 @@ def test_generated_programs_agree(case):
             assert type(got) is type(expected) and got.message == expected.message, gp.source
             continue
         assert not isinstance(got, rlang.RlangError), f"{gp.source}\n{got}"
+        scale = magnitude([*args, *expected])
         for a, b in zip(got, expected):
-            assert same(a, b), f"{gp.source}\nargs {args}: cuda {a!r}, interpreter {b!r}"
+            assert equal(a, b, scale), f"{gp.source}\nargs {args}: cuda {a!r}, interpreter {b!r}"
         assert out_c.getvalue() == out_i.getvalue(), gp.source

@@ -1,12 +1,13 @@
 """Hypothesis strategies for random, well-formed rev programs over i64, bool, i64[:]
-and bool[:].
+and bool[:] (tests/property/systems.py extends them to f64, fixed, ulog and complex).
 
 `programs()` draws a `GeneratedProgram`: one to three functions `f0 … fN` (each may
 call or uncall the ones before it, so there is no recursion), built as an AST of
 `rlang.ast` nodes in the canonical form the parser produces, plus the source text
 `rlang.printer.format_program` makes of it.  `arguments(gp)` draws inputs for its last
 function (`gp.top`); `cases()` draws both at once (so that a test can name a
-hand-written case, see `case_from_source`, in `@example`).
+hand-written case, see `case_from_source`, in `@example`).  The kinds of values, the
+AST helpers, the context and the inputs live in tests/property/gen_parts.py.
 
 "Well-formed" means more than "passes the checker": every generated program, and its
 inverse, runs without a run-time error and passes every run-time check of
@@ -47,132 +48,31 @@ over the elements of an array, bounded recursion (depth ≤ 3, as a call or an u
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
-import numpy as np
 from hypothesis import strategies as st
 
 from rlang import ast
 from rlang.printer import format_program
 
-I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
-
-#: The test arrays have 1..MAX_LEN elements; ancilla arrays too.
-MAX_LEN = 4
-#: Upper bound on the statements one run of the top function executes (the functions
-#: it may call get a fifth of it each, so that calling them is affordable).
-COST_BUDGET = 3000
-#: Deepest nesting of compound statements inside one function.
-MAX_DEPTH = 3
-
-INT, BOOL, ARR, BARR = "int", "bool", "arr", "barr"       # i64, bool, i64[:], bool[:]
-STACK_INT, STACK_BOOL = "stack_int", "stack_bool"
-ARRAY_OF = {INT: ARR, BOOL: BARR}
-ARRAYS = (ARR, BARR)
-_TYPE_OF = {INT: ast.TypeRef("i64"), BOOL: ast.TypeRef("bool"), ARR: ast.TypeRef("i64", 1),
-            BARR: ast.TypeRef("bool", 1)}
-
-
-# --------------------------------------------------------------------- AST helpers
-
-def lit(n: int):
-    """An integer literal as the parser builds it (negative ones are `-n`)."""
-    return ast.IntLit(n) if n >= 0 else ast.Unary("-", ast.IntLit(-n))
-
-
-def name(n: str) -> ast.Name:
-    return ast.Name(n)
-
-
-def binary(op, left, right) -> ast.Binary:
-    return ast.Binary(op, left, right)
-
-
-def length(arr: str) -> ast.Call:
-    return ast.Call("length", (name(arr),))
-
-
-def stack_value(kind: str) -> ast.Call:
-    scalar = "i64" if kind == STACK_INT else "bool"
-    return ast.Call("stack", (ast.TypeExpr(ast.TypeRef(scalar)),))
-
-
-def names_in(node) -> set[str]:
-    """Every variable name used anywhere in a node or a tuple/list of nodes (an
-    over-approximation of what it reads and writes)."""
-    found: set[str] = set()
-    work = [node]
-    while work:
-        item = work.pop()
-        if isinstance(item, (tuple, list)):
-            work.extend(item)
-        elif isinstance(item, ast.Name):
-            found.add(item.id)
-        elif isinstance(item, (ast.Alloc, ast.Dealloc)):
-            found.add(item.name)
-            work.append(item.value)
-        elif isinstance(item, ast.Zeros):
-            found.update(item.names)
-        elif isinstance(item, ast.For):
-            found.add(item.var)
-            work.extend((item.start, item.step, item.stop, item.body))
-        elif hasattr(item, "__dataclass_fields__"):
-            for field_name in item.__dataclass_fields__:
-                if field_name != "span":
-                    work.append(getattr(item, field_name))
-    return found
-
-
-# ------------------------------------------------------------------------- context
-
-@dataclass(frozen=True)
-class Ctx:
-    """What the statement being generated may see and touch."""
-
-    vars: dict                      # name -> INT | BOOL | ARR | STACK_*  (in scope)
-    frozen: frozenset = frozenset()  # readable here, never written
-    weight: int = 1                 # how many times a statement here may run at most
-    depth: int = 0                  # nesting of compound statements
-
-    def with_vars(self, **new) -> "Ctx":
-        return replace(self, vars={**self.vars, **new})
-
-    def freeze(self, names) -> "Ctx":
-        return replace(self, frozen=self.frozen | frozenset(names))
-
-    def inner(self, trips: int = 1) -> "Ctx":
-        return replace(self, weight=self.weight * max(trips, 1), depth=self.depth + 1)
-
-    def readable(self, kind: str, exclude=()) -> list[str]:
-        return sorted(n for n, k in self.vars.items() if k == kind and n not in exclude)
-
-    def writable(self, kind: str, exclude=()) -> list[str]:
-        return [n for n in self.readable(kind, exclude) if n not in self.frozen]
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    params: tuple       # of (param name, kind, read_only)
-    cost: int
-
-
-@dataclass
-class GeneratedProgram:
-    program: ast.Program
-    source: str
-    top: str
-    signatures: dict = field(default_factory=dict)
-
-    @property
-    def top_signature(self) -> Signature:
-        return self.signatures[self.top]
-
+from gen_parts import (  # noqa: F401  (case_from_source, main_calling: re-exported)
+    ARRAY_OF, BARR, BOOL, COST_BUDGET, INT, MAX_DEPTH, MAX_LEN, STACK_BOOL, STACK_INT, ARR,
+    _TYPE_OF, Ctx, GeneratedProgram, Signature, arguments, binary, case_from_source, length,
+    lit, main_calling, name, names_in, stack_value)
 
 # ----------------------------------------------------------------------- generator
 
 class Builder:
-    """Draws one program; `draw` is Hypothesis's."""
+    """Draws one program; `draw` is Hypothesis's.
+
+    A subclass may add kinds of values (tests/property/systems.py: fixed, ulog, complex,
+    f64): it extends the tables below and the hooks `expr` (an expression of a kind),
+    `statement_kinds`, `compute_allocs` and `parallel_update`."""
+
+    #: kind -> the kind of an array of it; kind -> its type; (kind, (least, most)) of
+    #: the parameters of a function; kind -> the first letter of its parameters' names
+    ARRAY_OF = ARRAY_OF
+    TYPE_OF = _TYPE_OF
+    PARAMS = ((INT, (1, 3)), (BOOL, (0, 2)), (ARR, (0, 2)), (BARR, (0, 1)))
+    PREFIX = {INT: "x", BOOL: "b", ARR: "a", BARR: "m"}
 
     def __init__(self, draw, calls: bool = True, stacks: bool = True):
         self.draw = draw
@@ -206,6 +106,23 @@ class Builder:
     def can_afford(self, ctx: Ctx, amount: int) -> bool:
         return self.cost + ctx.weight * amount <= self.budget
 
+    def is_array(self, kind: str) -> bool:
+        return kind in self.ARRAY_OF.values()
+
+    def arrays_in(self, ctx: Ctx, exclude=(), writable: bool = False) -> list[str]:
+        """The arrays (of any kind) in scope, or only the writable ones."""
+        pick = ctx.writable if writable else ctx.readable
+        return [n for kind in self.ARRAY_OF.values() for n in pick(kind, exclude)]
+
+    def scalar_type(self, array_kind: str) -> ast.TypeRef:
+        return ast.TypeRef(self.TYPE_OF[array_kind].scalar)
+
+    def expr(self, kind: str, ctx: Ctx, depth: int, exclude=frozenset()):
+        """An expression of the scalar `kind` reading nothing in `exclude`."""
+        if kind == INT:
+            return self.int_expr(ctx, depth, exclude)
+        return self.bool_expr(ctx, min(depth, 1), exclude)
+
     # ---------------------------------------------------------------- expressions
     def int_literal(self):
         kind = self.small(0, 9)
@@ -218,7 +135,7 @@ class Builder:
     def int_leaf(self, ctx: Ctx, exclude, depth: int):
         ints = ctx.readable(INT, exclude)
         arrays = ctx.readable(ARR, exclude)
-        all_arrays = arrays + ctx.readable(BARR, exclude)
+        all_arrays = self.arrays_in(ctx, exclude)
         options = ["lit"] + ["var"] * 3 * bool(ints) + ["elem"] * 2 * bool(arrays) \
             + ["len"] * bool(all_arrays)
         pick = self.choice(options)
@@ -309,12 +226,12 @@ class Builder:
     # ---------------------------------------------------------------- views
     def writable_roots(self, ctx: Ctx, scalar: str, exclude=()) -> list[str]:
         """Variables of type `scalar` and arrays of it that may be written here."""
-        return ctx.writable(scalar, exclude) + ctx.writable(ARRAY_OF[scalar], exclude)
+        return ctx.writable(scalar, exclude) + ctx.writable(self.ARRAY_OF[scalar], exclude)
 
     def view_of(self, ctx: Ctx, root: str, index_exclude=()):
         """The variable `root`, or an element of it when it is an array; the index
         reads nothing in `index_exclude`."""
-        if ctx.vars[root] in ARRAYS:
+        if self.is_array(ctx.vars[root]):
             return self.element(ctx, root, set(index_exclude) | {root}, 1)
         return name(root)
 
@@ -340,15 +257,18 @@ class Builder:
             units.insert(self.small(0, len(units)), [insert])
         return tuple(stmt for unit in units for stmt in unit)
 
-    def statement(self, ctx: Ctx) -> list:
-        compound = ctx.depth < MAX_DEPTH and self.can_afford(ctx, 4)
+    def statement_kinds(self, ctx: Ctx) -> list[str]:
+        """The statement kinds (`gen_<kind>` methods) to draw from here, repeated by weight."""
         kinds = ["update"] * 6 + ["instr"] * 3 + ["print"]
-        if compound:
+        if ctx.depth < MAX_DEPTH and self.can_afford(ctx, 4):
             kinds += ["if", "parity_if", "for", "for", "from", "while", "compute", "compute",
                       "block", "annotated", "parallel_for"] + ["push"] * self.stacks
             if self.signatures and self.calls:
                 kinds += ["call", "call", "call"]
-        kind = self.choice(kinds)
+        return kinds
+
+    def statement(self, ctx: Ctx) -> list:
+        kind = self.choice(self.statement_kinds(ctx))
         made = getattr(self, "gen_" + kind)(ctx)
         if made is None:            # nothing suitable in scope: fall back
             made = self.gen_update(ctx)
@@ -457,7 +377,7 @@ class Builder:
     def bounded(self, ctx: Ctx, lo: int, hi: int):
         """(expression, least value, greatest value) with values in [lo, hi]."""
         ints = ctx.readable(INT)
-        arrays = ctx.readable(ARR) + ctx.readable(BARR)
+        arrays = self.arrays_in(ctx)
         options = ["lit"] + ["mod"] * 2 * bool(ints) + ["len"] * bool(arrays) * (lo <= 0 <= hi)
         pick = self.choice(options)
         if pick == "lit":
@@ -506,7 +426,7 @@ class Builder:
     def gen_parallel_for(self, ctx: Ctx):
         """`@parallel for i = 0:length(a) - 1` (or backward) whose iterations update only
         `a[i]` (and read neither `a` nor anything the loop writes)."""
-        arrays = ctx.writable(ARR) + ctx.writable(BARR)
+        arrays = self.arrays_in(ctx, writable=True)
         if not arrays or not self.can_afford(ctx, 3 * MAX_LEN):
             return None
         arr = self.choice(arrays)
@@ -517,17 +437,19 @@ class Builder:
         inner = ctx.freeze(set(ctx.vars)).with_vars(**{var: INT})
         self.spend(ctx, 1 + 3 * MAX_LEN)
         element = ast.Index(name(arr), (name(var),))
-        body = []
-        for _ in range(self.small(1, 3)):
-            if ctx.vars[arr] == BARR:
-                body.append(ast.Update(element, "^=", self.bool_expr(inner, 1, {arr})) if
-                            self.chance(0.6) else ast.Instr("FLIP", (element,)))
-            elif self.chance(0.6):
-                body.append(ast.Update(element, self.choice(["+=", "-=", "^="]),
-                                       self.int_expr(inner, 2, {arr})))
-            else:
-                body.append(ast.Instr(self.choice(["INC", "DEC", "NEG"]), (element,)))
-        return [ast.For(var, start, step, stop, tuple(body), parallel=True)]
+        body = tuple(self.parallel_update(inner, arr, element) for _ in range(self.small(1, 3)))
+        return [ast.For(var, start, step, stop, body, parallel=True)]
+
+    def parallel_update(self, inner: Ctx, arr: str, element: ast.Index):
+        """One update of `element` (= `arr[i]`) that reads neither `arr` nor anything
+        written in the loop (`inner` has everything in scope frozen)."""
+        if inner.vars[arr] == BARR:
+            return ast.Update(element, "^=", self.bool_expr(inner, 1, {arr})) if \
+                self.chance(0.6) else ast.Instr("FLIP", (element,))
+        if self.chance(0.6):
+            return ast.Update(element, self.choice(["+=", "-=", "^="]),
+                              self.int_expr(inner, 2, {arr}))
+        return ast.Instr(self.choice(["INC", "DEC", "NEG"]), (element,))
 
     def loop_limit(self, ctx: Ctx, least: int):
         """(expression n, greatest value) with least <= n <= greatest."""
@@ -587,6 +509,15 @@ class Builder:
     def compute(self, ctx: Ctx):
         """(allocating statements S, names S allocates, their kinds): S computes fresh
         ancillas from the variables in scope and writes nothing else."""
+        allocs, new = self.compute_allocs(ctx)
+        # the computation writes only the new ancillas
+        only_new = Ctx({**ctx.vars, **new}, frozenset(ctx.vars) | ctx.frozen,
+                       ctx.weight * 2, ctx.depth + 1)      # S runs twice: S and ~S
+        stmts = list(allocs) + list(self.body(only_new, 1, 3))
+        return stmts, new
+
+    def compute_allocs(self, ctx: Ctx):
+        """(allocations, {name: kind}) of the fresh ancillas a computation starts with."""
         allocs, new = [], {}
         form = self.small(0, 3)
         if form == 0:                                   # @zeros i64 t u
@@ -610,11 +541,7 @@ class Builder:
             value = lit(0) if self.chance(0.5) else self.int_expr(ctx, 2)
             allocs.append(ast.Alloc(t, value))
             new[t] = INT
-        # the computation writes only the new ancillas
-        only_new = Ctx({**ctx.vars, **new}, frozenset(ctx.vars) | ctx.frozen,
-                       ctx.weight * 2, ctx.depth + 1)      # S runs twice: S and ~S
-        stmts = list(allocs) + list(self.body(only_new, 1, 3))
-        return stmts, new
+        return allocs, new
 
     def gen_compute(self, ctx: Ctx):
         """S; M; ~S with M never touching what S reads or writes, in one of the forms
@@ -684,7 +611,7 @@ class Builder:
         for k, (_, kind, read_only) in enumerate(sig.params):
             if read_only:
                 continue
-            if kind in ARRAYS:
+            if self.is_array(kind):
                 options = ctx.writable(kind, used)
             else:
                 options = self.writable_roots(ctx, kind, used)
@@ -698,11 +625,9 @@ class Builder:
             if not read_only:
                 root = chosen[k]
                 # an index must not read a variable this call writes
-                args.append(name(root) if kind in ARRAYS else self.view_of(ctx, root, used))
-            elif kind == INT:
-                args.append(self.int_expr(ctx, 2, used))
-            elif kind == BOOL:
-                args.append(self.bool_expr(ctx, 1, used))
+                args.append(name(root) if self.is_array(kind) else self.view_of(ctx, root, used))
+            elif not self.is_array(kind):
+                args.append(self.expr(kind, ctx, 2, used))
             else:
                 arrays = ctx.readable(kind, used)
                 if not arrays:
@@ -718,22 +643,21 @@ class Builder:
             return None
         allocs, new, args = [], {}, []
         for _, kind, read_only in sig.params:
-            if read_only and kind in ARRAYS:
+            if read_only and self.is_array(kind):
                 arrays = ctx.readable(kind)
                 if not arrays:
                     return None
                 args.append(name(self.choice(arrays)))
                 continue
             if read_only:
-                args.append(self.int_expr(ctx, 2) if kind == INT else self.bool_expr(ctx, 1))
+                args.append(self.expr(kind, ctx, 2))
                 continue
             t = self.fresh("t")
-            if kind in ARRAYS:
-                scalar = "i64" if kind == ARR else "bool"
-                value = ast.Call("zeros", (ast.TypeExpr(ast.TypeRef(scalar)),
+            if self.is_array(kind):
+                value = ast.Call("zeros", (ast.TypeExpr(self.scalar_type(kind)),
                                            lit(self.small(1, MAX_LEN))))
             else:
-                value = self.int_expr(ctx, 1) if kind == INT else self.bool_expr(ctx, 1)
+                value = self.expr(kind, ctx, 1)
             allocs.append(ast.Alloc(t, value))
             new[t] = kind
             args.append(name(t))
@@ -745,10 +669,9 @@ class Builder:
     def function(self, fname: str, budget: int = COST_BUDGET) -> ast.Function:
         """A function; with some chance a recursive one (see `recursion`)."""
         params = []
-        for kind, (lo, hi) in ((INT, (1, 3)), (BOOL, (0, 2)), (ARR, (0, 2)), (BARR, (0, 1))):
+        for kind, (lo, hi) in self.PARAMS:
             for _ in range(self.small(lo, hi)):
-                prefix = {INT: "x", BOOL: "b", ARR: "a", BARR: "m"}[kind]
-                params.append((self.fresh(prefix), kind, self.chance(0.25)))
+                params.append((self.fresh(self.PREFIX[kind]), kind, self.chance(0.25)))
         depth = self.fresh("n") if self.calls and self.chance(0.25) else None
         if depth is not None:
             params.append((depth, INT, True))
@@ -768,7 +691,7 @@ class Builder:
         signature = Signature(fname, tuple(params), self.cost * (4 if depth else 1))
         self.signatures[fname] = signature
         return ast.Function(fname, tuple(
-            ast.Param(p, _TYPE_OF[kind] if typed or self.chance(0.3) else None)
+            ast.Param(p, self.TYPE_OF[kind] if typed or self.chance(0.3) else None)
             for p, kind, _ in params), body)
 
     def recursion(self, ctx: Ctx, fname: str, params, depth: str) -> list:
@@ -807,65 +730,9 @@ def programs(draw, max_functions: int = 3, calls: bool = True,
                             dict(builder.signatures))
 
 
-# ------------------------------------------------------------------------ arguments
-
-def i64s() -> st.SearchStrategy[int]:
-    return st.one_of(st.integers(-20, 20), st.integers(I64_MIN, I64_MAX),
-                     st.sampled_from([I64_MIN, I64_MAX, I64_MIN + 1, I64_MAX - 1]))
-
-
-def argument(kind: str) -> st.SearchStrategy:
-    if kind == INT:
-        return i64s()
-    if kind == BOOL:
-        return st.booleans()
-    if kind == BARR:
-        return st.lists(st.booleans(), min_size=1, max_size=MAX_LEN).map(
-            lambda xs: np.array(xs, dtype=np.bool_))
-    return st.lists(i64s(), min_size=1, max_size=MAX_LEN).map(
-        lambda xs: np.array(xs, dtype=np.int64))
-
-
-def arguments(gp: GeneratedProgram) -> st.SearchStrategy[tuple]:
-    """Inputs for `gp.top`, one per parameter."""
-    return st.tuples(*(argument(kind) for _, kind, _ in gp.top_signature.params))
-
-
 @st.composite
 def cases(draw, max_functions: int = 3, calls: bool = True, stacks: bool = True):
     """(program, arguments of its top function): one strategy, so that a test can
     name a case in `@example`."""
     gp = draw(programs(max_functions, calls, stacks))
     return gp, draw(arguments(gp))
-
-
-def literal(value):
-    """A rev literal expression for an argument value (i64, bool or a 1-D array)."""
-    if isinstance(value, np.ndarray):
-        return ast.ArrayLit(tuple(literal(v.item()) for v in value))
-    if isinstance(value, (bool, np.bool_)):
-        return ast.BoolLit(bool(value))
-    return lit(int(value))
-
-
-def main_calling(gp: GeneratedProgram, args) -> ast.Function:
-    """`function main()` that allocates `args` as its store and calls `gp.top` on them
-    (its store is the top function's result)."""
-    names = [f"v{k}" for k in range(len(args))]
-    body = [ast.Alloc(n, literal(v)) for n, v in zip(names, args)]
-    body.append(ast.CallStmt(gp.top, tuple(name(n) for n in names)))
-    return ast.Function("main", (), tuple(body))
-
-
-def case_from_source(source: str, top: str, args: tuple):
-    """A hand-written case (for `@example`): the program parsed from `source`."""
-    from rlang.parser import parse
-
-    program = parse(source)
-    kinds = {(t.scalar, t.ndim): kind for kind, t in _TYPE_OF.items()}
-    signatures = {}
-    for fn in program.functions:
-        params = tuple((p.name, kinds.get((p.type.scalar, p.type.ndim), INT) if p.type else INT,
-                        False) for p in fn.params)
-        signatures[fn.name] = Signature(fn.name, params, 0)
-    return GeneratedProgram(program, source, top, signatures), args
