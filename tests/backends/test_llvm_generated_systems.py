@@ -143,6 +143,20 @@ def both_or_same_error(compute, context):
     return compute("llvm"), expected
 
 
+def compare_derivatives(derivative, assert_same, gp, args, loss) -> None:
+    """`derivative` (rlang.gradient or rlang.hessian) of the top function on both
+    backends: the same values (`assert_same`), or the same error."""
+    def compute(backend):
+        module = rlang.loads(gp.source, backend=backend)
+        with redirect_stdout(io.StringIO()):
+            return derivative(module[gp.top], _copy(args), loss=loss)
+
+    context = f"{gp.source}\nargs {args}, loss {loss}"
+    pair = both_or_same_error(compute, context)
+    if pair is not None:
+        assert_same(*pair, context)
+
+
 @_settings(25)
 @given(system_cases(), st.data())
 def test_generated_system_gradients_agree(case, data):
@@ -151,14 +165,7 @@ def test_generated_system_gradients_agree(case, data):
     assume(views)
     loss = data.draw(st.sampled_from(views))
 
-    def compute(backend):
-        module = rlang.loads(gp.source, backend=backend)
-        with redirect_stdout(io.StringIO()):
-            return rlang.gradient(module[gp.top], _copy(args), loss=loss)
-
-    pair = both_or_same_error(compute, f"{gp.source}\nargs {args}, loss {loss}")
-    if pair is not None:
-        assert_same_gradients(*pair, f"{gp.source}\nargs {args}, loss {loss}")
+    compare_derivatives(rlang.gradient, assert_same_gradients, gp, args, loss)
 
 
 @_settings(12)
@@ -171,11 +178,4 @@ def test_generated_float_hessians_agree(case, data):
     views = losses(gp)
     loss = data.draw(st.sampled_from(views))
 
-    def compute(backend):
-        module = rlang.loads(gp.source, backend=backend)
-        with redirect_stdout(io.StringIO()):
-            return rlang.hessian(module[gp.top], _copy(args), loss=loss)
-
-    pair = both_or_same_error(compute, f"{gp.source}\nargs {args}, loss {loss}")
-    if pair is not None:
-        assert_same_matrix(*pair, f"{gp.source}\nargs {args}, loss {loss}")
+    compare_derivatives(rlang.hessian, assert_same_matrix, gp, args, loss)
