@@ -96,10 +96,14 @@ class _nvvm_errors:
         return self
 
     def __exit__(self, kind, error, tb):
+        from numba.cuda.cudadrv import error as cuda_errors
         from numba.cuda.cudadrv.error import NvvmError, NvvmSupportError
 
+        # newer numba-cuda refuses an unsupported --cc itself, before NVVM
+        cc_refused = getattr(cuda_errors, "CCSupportError", ())
         refused = isinstance(error, NvvmError) and "INVALID_OPTION" in str(error) or \
-            isinstance(error, NvvmSupportError) and "compute capability" in str(error)
+            isinstance(error, NvvmSupportError) and "compute capability" in str(error) or \
+            isinstance(error, cc_refused)
         if isinstance(error, NvvmSupportError) and not refused:
             first = str(error).strip().splitlines()[0]
             raise RlangError(f"--emit ptx needs the CUDA toolkit's NVVM, which was not found "

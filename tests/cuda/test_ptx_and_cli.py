@@ -86,9 +86,12 @@ def test_ptx_for_a_target_nvvm_does_not_compile_for_is_refused(cc):
 
 @pytest.mark.parametrize("prelude,message", [
     ("import sys\nsys.modules['numba.cuda'] = None", "needs numba-cuda"),
+    # NVVM not found: numba-cuda raises NvvmSupportError when its NVVM binding is
+    # made (how it looks for the library differs between versions)
     ("import numba.cuda.cudadrv.nvvm as nvvm\n"
-     "def missing(name):\n    raise OSError('libnvvm.so: cannot open shared object file')\n"
-     "nvvm.open_cudalib = missing", "needs the CUDA toolkit's NVVM"),
+     "from numba.cuda.cudadrv.error import NvvmSupportError\n"
+     "def missing(cls, *args, **kwargs):\n    raise NvvmSupportError('libNVVM cannot be found')\n"
+     "nvvm.NVVM.__new__ = missing", "needs the CUDA toolkit's NVVM"),
 ])
 def test_ptx_without_the_toolkit_is_a_clear_error(prelude, message):
     done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", simulator=False,
