@@ -15,6 +15,29 @@ def copy(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
+def kernel_error(source: str, call) -> tuple:
+    """`call(module)` on the interpreter and on cuda, where both must raise:
+    (cuda's error, the interpreter's error)."""
+    import pytest
+    import rlang
+
+    errors = []
+    for backend in ("cuda", "interp"):
+        with pytest.raises(rlang.RlangError) as caught:
+            call(rlang.loads(source, backend=backend))
+        errors.append(caught.value)
+    return tuple(errors)
+
+
+def assert_same_error(got, expected) -> None:
+    """The same class, message, span and call chain (function, site, direction)."""
+    assert type(got) is type(expected)
+    assert got.message == expected.message
+    assert got.span == expected.span
+    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
+        [(f.function, f.call_site, f.backward) for f in expected.frames]
+
+
 def same(a, b) -> bool:
     """Exactly the same for integers and bools; within RTOL for floats (and f32
     values rounded alike); arrays of the same dtype and shape."""

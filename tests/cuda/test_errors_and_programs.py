@@ -24,7 +24,7 @@ import rlang
 from rlang.errors import CheckErrors
 from rlang.types_rules import BackendUnsupported
 
-from agreement import copy, same
+from agreement import assert_same_error, copy, kernel_error, same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from generators import cases  # noqa: E402
@@ -61,13 +61,6 @@ end
 '''
 
 
-def _same_error(got, expected):
-    assert type(got) is type(expected)
-    assert got.message == expected.message
-    assert got.span == expected.span
-    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
-        [(f.function, f.call_site, f.backward) for f in expected.frames]
-
 
 @pytest.mark.parametrize("name,args,iteration", [
     ("indexed", (np.zeros(6), np.zeros(8), 3), "i = 5"),
@@ -76,15 +69,11 @@ def _same_error(got, expected):
     ("divide", (np.zeros(9, dtype=np.int64), np.array([1, 2, 3, 0, 5, 0, 7, 8, 9])), "i = 3"),
 ])
 def test_kernel_checks_raise_the_interpreters_error(name, args, iteration):
-    interp, cuda = rlang.loads(FAILING), rlang.loads(FAILING, backend="cuda")
-    with pytest.raises(rlang.RlangError) as expected:
-        interp[name](*copy(args))
-    with pytest.raises(rlang.RlangError) as got:
-        cuda[name](*copy(args))
-    _same_error(got.value, expected.value)
+    got, expected = kernel_error(FAILING, lambda m: m[name](*copy(args)))
+    assert_same_error(got, expected)
     assert any(f"`{iteration}`" in note and "first, in the loop's order" in note
-               for note in got.value.notes)
-    assert "@parallel for" in got.value.render()
+               for note in got.notes)
+    assert "@parallel for" in got.render()
 
 
 def test_the_lowest_failed_iteration_is_reported():
@@ -109,26 +98,17 @@ function divide_down(q: i64[:], d: i64[:])
     end
 end
 """
-    interp, cuda = rlang.loads(source), rlang.loads(source, backend="cuda")
     d = np.ones(40, dtype=np.int64)
     d[[3, 9, 17, 31, 19]] = 0
     args = (np.arange(40, dtype=np.int64), d)
-    with pytest.raises(rlang.RlangError) as expected:
-        interp.divide_down(*copy(args))
-    with pytest.raises(rlang.RlangError) as got:
-        cuda.divide_down(*copy(args))
-    _same_error(got.value, expected.value)
-    assert any("`i = 31`" in note for note in got.value.notes), got.value.notes
+    got, expected = kernel_error(source, lambda m: m.divide_down(*copy(args)))
+    assert_same_error(got, expected)
+    assert any("`i = 31`" in note for note in got.notes), got.notes
 
 
 def test_inverse_kernels_report_backward_frames():
-    interp, cuda = rlang.loads(FAILING), rlang.loads(FAILING, backend="cuda")
     args = (np.zeros(4), np.array([1.5, 1.5, 2.5, 1.5]))
-    with pytest.raises(rlang.RlangError) as expected:
-        (~interp.deep)(*copy(args))
-    with pytest.raises(rlang.RlangError) as got:
-        (~cuda.deep)(*copy(args))
-    _same_error(got.value, expected.value)
+    assert_same_error(*kernel_error(FAILING, lambda m: (~m.deep)(*copy(args))))
 
 
 @pytest.mark.parametrize("body,construct", [
