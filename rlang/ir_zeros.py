@@ -12,21 +12,27 @@ that tracks the f64/f32 variables known to be all zero:
 
 - an array allocated as `zeros(…)` or a scalar allocated as a zero constant is zero;
 - a value is known zero when it is a zero constant, the read or load of a zero
-  variable, its negation, or a `Guarded` product one of whose guards is known zero
-  (a guarded product is 0 for a zero seed even where the partial is not finite, as
-  the interpreter skips zero seeds);
+  variable, its negation, its product with a finite constant (a seed scaled by a
+  constant partial derivative, `0.5 · g`), or a `Guarded` product one of whose
+  guards is known zero (a guarded product is 0 for a zero seed even where the
+  partial is not finite, as the interpreter skips zero seeds);
 - `+=`/`-=` of a known-zero value is dropped (x ± 0 is x; only the sign of a zero
   gradient can differ);
 - any other write makes its variable unknown: updates, instructions, the written
   arguments of calls;
 - a loop body starts from what is zero on every pass (the walk is repeated until
   nothing more becomes unknown); after an `if`, what every branch leaves zero.
+  One update left in a loop body because its value was not seen to be zero makes
+  its target unknown on the next pass, and with it everything that target feeds:
+  before constant-scaled seeds counted, GMM's gradient kept the whole triangular
+  recomputation (d = 64: 1.34 s → 0.99 s).
 
 The pass runs before the dead-code pass (rlang/ir_prune.py), which then drops the
 scalar temporaries that only fed the dropped updates.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from . import ir
@@ -135,4 +141,7 @@ def _is_zero(e, zero: set) -> bool:
         return e.op == "-" and _is_zero(e.operand, zero)
     if kind is ir.Guarded:
         return any(_is_zero(g, zero) for g in e.guards)
+    if kind is ir.Binary and e.op == "*":     # a seed scaled by a finite constant
+        return any(_is_zero(x, zero) and type(y) is ir.Const and math.isfinite(y.value)
+                   for x, y in ((e.left, e.right), (e.right, e.left)))
     return False
