@@ -454,8 +454,8 @@ class _FunctionLowering:
                 args.append((arg.value, None))
             else:
                 lowered = self.expr(arg)
-                if not isinstance(lowered.type, (str, ir.StackType)):
-                    raise BackendUnsupported("compiled print/show take scalars and stacks",
+                if isinstance(lowered.type, ir.ArrayType) and not isinstance(lowered, ir.Read):
+                    raise BackendUnsupported("compiled print/show take arrays by name",
                                              arg.span)
                 args.append((_text(arg), complex_value(lowered)))
         shape = tuple((text, None if value is None else value.type) for text, value in args)

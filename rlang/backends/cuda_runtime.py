@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 from . import abi
-from ..ir import representation
+from ..ir import ArrayType, representation
 from .cuda_scalar import CTXF_WORDS, namespace as scalar_namespace
 
 #: The NumPy dtype of each element type, as arguments and results hold it (a fixed
@@ -321,24 +321,22 @@ def host_namespace(sites, out=None) -> dict:
     def prt(site, *values):
         info = sites[site]
         types = [t for _, t in info.detail[1] if t is not None]
-        doubles = []
+        shown = []
         for v, t in zip(values, types):
-            if t == "complex":
-                doubles += [v.real, v.imag]
+            if isinstance(t, ArrayType):
+                shown.append(v.value(t.elem))
+            elif t == "complex":
+                shown.append(complex(v))
             elif representation(t) in ("f32", "f64"):
-                doubles.append(float(v))
+                shown.append(float(v))
             else:
-                doubles.append(_bits(int(v)))
-        (out or sys.stdout).write(print_line(info, doubles) + "\n")
+                shown.append(bool(v) if t == "bool" else int(v))
+        (out or sys.stdout).write(print_line(info, shown) + "\n")
 
     space = scalar_namespace()
     space.update(Arr=Arr, launch=launch, to_box=to_box, from_box=from_box,
                  nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt)
     return space
-
-
-def _bits(value: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", value))[0]
 
 
 def error_from_record(ctx, ctxf, sites, max_depth: int, loops):

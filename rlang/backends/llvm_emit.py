@@ -577,6 +577,9 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
             if isinstance(value.type, ir.StackType):
                 doubles += self.stack_for_print(value.var)
                 continue
+            if isinstance(value.type, ir.ArrayType):
+                doubles += self.array_for_print(value.var)
+                continue
             t = ir.representation(value.type)
             x = self.expr(value)
             doubles.append(self.to_f64(x, t) if t in ("f32", "f64") else

@@ -301,26 +301,48 @@ _BUILD = {
 }
 
 
+def print_values(site, words) -> list:
+    """The values a `@safe print/show` site reports, from the words compiled code
+    writes (llvm_emit `_print`: doubles, or the bits of other values): a scalar takes
+    one word, a complex number two (re, im), a stack two (its data address and
+    length), an array 1 + 2·ndim (its data address, shape and strides in elements).
+    Scalars of fixed and ulog stay raw (as `print_line` takes them); stacks and
+    arrays are copied out of the running code's memory."""
+    out, k = [], 0
+    for _, t in site.detail[1]:
+        if t is None:
+            continue
+        if isinstance(t, ir.StackType):
+            out.append(_stack_in_memory(t.elem, _bits(words[k]), _bits(words[k + 1])))
+            k += 2
+        elif isinstance(t, ir.ArrayType):
+            count = 1 + 2 * t.ndim
+            out.append(_array_in_memory(t, [_bits(words[k + j]) for j in range(count)]))
+            k += count
+        elif t == "complex":
+            out.append(complex(words[k], words[k + 1]))
+            k += 2
+        elif ir.representation(t) in ("f32", "f64"):
+            out.append(words[k])
+            k += 1
+        else:
+            value = _bits(words[k])
+            out.append(bool(value) if t == "bool" else value)
+            k += 1
+    return out
+
+
 def print_line(site, values) -> str:
-    """The text `@safe print/show` writes, from the reported doubles."""
+    """The text `@safe print/show` writes, from the values `print_values` decodes (or
+    the cuda host code hands over in the same form)."""
     kind, shape = site.detail
     parts, k = [], 0
     for text, t in shape:
         if t is None:
             parts.append(text)
             continue
-        value = values[k]
+        shown = _format_typed(values[k], t)
         k += 1
-        if isinstance(t, ir.StackType):
-            value = _stack_in_memory(t.elem, _bits(value), _bits(values[k]))
-            k += 1
-        elif t == "complex":
-            value = complex(value, values[k])
-            k += 1
-        elif ir.representation(t) not in ("f32", "f64"):
-            value = _bits(value)
-            value = bool(value) if t == "bool" else value
-        shown = _format_typed(value, t)
         parts.append(f"{text} = {shown}" if kind == "show" else shown)
     return (", " if kind == "show" else " ").join(parts)
 
@@ -336,6 +358,32 @@ def _stack_in_memory(elem: str, data: int, length: int) -> Stack:
 
     raw = ctypes.string_at(data, length * abi.ITEM_BYTES[elem]) if length else b""
     return Stack(elem, abi.unpack_items(elem, raw))
+
+
+def _array_in_memory(t: ir.ArrayType, words: list):
+    """A copy of the array at `words` = [data address, shape…, strides… (elements)],
+    as the interpreter holds an array of `t.elem`."""
+    import ctypes
+
+    import numpy as np
+
+    from ..numbers import FixedArray, ULogArray
+
+    data, shape, strides = words[0], words[1:1 + t.ndim], words[1 + t.ndim:]
+    dtype = np.dtype(abi.ITEM_DTYPES[t.elem])
+    if any(n == 0 for n in shape):
+        array = np.zeros(shape, dtype)
+    else:
+        low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+        high = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+        raw = ctypes.string_at(data + low * dtype.itemsize, (high - low + 1) * dtype.itemsize)
+        span = np.frombuffer(raw, dtype)
+        array = np.lib.stride_tricks.as_strided(
+            span[-low:], shape, [s * dtype.itemsize for s in strides]).copy()
+    if t.elem == "bool":
+        return array.astype(bool)
+    system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
+    return array.view(system) if system is not None else array
 
 
 def _format_typed(value, t: str) -> str:

@@ -136,6 +136,13 @@ class ExprEmitter:
             strides[-1] = ll.Constant(I64, 1)
         return data, shape, strides
 
+    def array_for_print(self, var: ir.Var) -> list:
+        """An array for the print hook: its data address, shape and strides, as the
+        bits of 1 + 2·ndim doubles (llvm_errors.print_values reads the elements)."""
+        b = self.builder
+        data, shape, strides = self.array_parts(var)
+        return [b.bitcast(word, F64) for word in [b.ptrtoint(data, I64)] + shape + strides]
+
     def load_parameter_arrays(self, params) -> None:
         """Load the descriptors of the array parameters (call at the entry); their
         data pointers root the alias scopes (rlang/backends/llvm_alias.py)."""
@@ -191,8 +198,15 @@ class ExprEmitter:
             x = b.load(b.gep(fn.args[0], [i]))
             zero = float("-inf") if scalar == "ulog" else 0     # zero(ulog) is log 0
             y = b.load(b.gep(fn.args[1], [i])) if compare_with_array else \
-                ll.Constant(elem, zero)
-            if ir.representation(scalar) in ("f32", "f64"):
+                ll.Constant(elem, None if scalar == "complex" else zero)
+            if scalar == "complex":         # (re, im) pairs: the complex check equality
+                distance = b.call(self.runtime(_LIBM["hypot"], F64, [F64, F64]), [
+                    b.fsub(b.extract_value(x, k), b.extract_value(y, k)) for k in (0, 1)])
+                equal = b.and_(*(b.fcmp_ordered("==", b.extract_value(x, k),
+                                                b.extract_value(y, k)) for k in (0, 1)))
+                bad = b.not_(b.or_(equal, b.fcmp_ordered("<=", distance,
+                                                         ll.Constant(F64, ATOL))))
+            elif ir.representation(scalar) in ("f32", "f64"):
                 wide_x = b.fpext(x, F64) if scalar == "f32" else x
                 wide_y = b.fpext(y, F64) if scalar == "f32" else y
                 magnitude = b.call(self.runtime("fabs", F64, [F64]), [b.fsub(wide_x, wide_y)])

@@ -23,9 +23,8 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 
-from .. import ir
 from ..errors import RlangError
-from .llvm_errors import error_from_context, print_line
+from .llvm_errors import error_from_context, print_line, print_values
 from .llvm_marshal import EntryLayout
 
 #: Bump when the cache format changes (changes to the compiler's own source files
@@ -162,9 +161,7 @@ class NativeModule:
             import sys
 
             site_info = self.sites[site]
-            count = sum(2 if t == "complex" or isinstance(t, ir.StackType) else 1
-                        for _, t in site_info.detail[1] if t is not None)
-            line = print_line(site_info, [values[k] for k in range(count)])
+            line = print_line(site_info, print_values(site_info, values))
             (self.out or sys.stdout).write(line + "\n")
 
         self._hook = hook_type(hook)        # kept alive with the module

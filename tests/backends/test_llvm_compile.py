@@ -175,7 +175,8 @@ def test_object_file(tmp_path):
 
 
 def test_a_program_nothing_of_which_compiles_is_a_clear_error(tmp_path):
-    (tmp_path / "prog.rev").write_text("function f(a: f64[:])\n    @safe print(a)\nend\n")
+    (tmp_path / "prog.rev").write_text("function f(x: f64)\n    t ← [ulog(x)]\n"
+                                       "    t → [ulog(x)]\nend\n")
     done = rlang("compile", "prog.rev", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "can be compiled" in done.stderr

@@ -243,3 +243,29 @@ def _assert_generated_case_agrees(gp, args, equal):
         for a, b in zip(got, expected):
             assert equal(a, b, scale), f"{gp.source}\nargs {args}: cuda {a!r}, interpreter {b!r}"
         assert out_c.getvalue() == out_i.getvalue(), gp.source
+
+
+def test_host_code_prints_arrays_as_the_interpreter_does():
+    """`@safe print/show` outside kernels: an array a kernel just wrote is shown with
+    its new elements, in every run (forward, inverse)."""
+    source = '''
+function scale!(y!: f64[:], z: complex[:], m: i64[:,:])
+    @safe show(y!, z, m)
+    @parallel for i = 0:length(y!) - 1
+        y![i] += 2.0 * f64(i)
+    end
+    @safe print("after", y!)
+end
+'''
+    args = (np.array([0.5, -1.0, 3.0]), np.array([1 + 2j, -1j]),
+            np.arange(6, dtype=np.int64).reshape(2, 3))
+    lines = []
+    for backend in ("interp", "cuda"):
+        m = rlang.loads(source, backend=backend)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            new = m.scale_(*copy(args))
+            (~m.scale_)(*new)
+        lines.append(out.getvalue())
+    assert lines[0] == lines[1]
+    assert "after [0.5, 1.0, 7.0]" in lines[1] and "m = [[0, 1, 2], [3, 4, 5]]" in lines[1]
