@@ -78,8 +78,12 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
                                  "`zeros(T, n…)`, an array literal or an array of the "
                                  "same type", value.span)
     compared = None if isinstance(value, ast.Call) else _text(value)
+    # what the check compares with, for its message (llvm_errors._dealloc_array)
+    against = "zeros" if compared is None else "literal" if out else \
+        "array" if isinstance(expected, ir.Read) else expected
     return out + [ir.Dealloc(var, expected, fl.site("dealloc_array", stmt.span,
-                                                    (stmt.name, compared)))]
+                                                    (stmt.name, compared, against,
+                                                     var.type.elem, var.type.ndim)))]
 
 
 def array_argument(fl, arg, k: int, callee, func: str):

@@ -446,12 +446,25 @@ def to_json(value):
     return str(value)
 
 
-def summarize(value, limit: int = 8) -> str:
+#: How many elements `summarize` shows of a long array.
+SUMMARY_ITEMS = 8
+
+
+def summarize(value, limit: int = SUMMARY_ITEMS) -> str:
     """A short rendering for error messages (long arrays are cut)."""
     if isinstance(value, np.ndarray) and value.size > limit:
-        flat_view = value.reshape(-1)
-        flat = ", ".join(format_value(read_element(flat_view, (i,))) for i in range(limit))
-        return f"[{flat}, …] ({type_name(value)}, shape {value.shape})"
+        return summarize_array_start(value.reshape(-1)[:limit], value.shape, limit)
     if isinstance(value, Stack) and len(value.items) > limit:
         return f"[…{len(value.items)} items…]"
     return format_value(value)
+
+
+def summarize_array_start(first: np.ndarray, shape: tuple, limit: int = SUMMARY_ITEMS) -> str:
+    """`summarize` of an array of `shape` from its first elements in C order (`first`,
+    1-d, at least min(limit, size) of them; compiled code records only those)."""
+    shape = tuple(shape)
+    if math.prod(shape) <= limit:
+        return format_value(first[:math.prod(shape)].reshape(shape))
+    flat = ", ".join(format_value(read_element(first, (i,))) for i in range(limit))
+    typed = first[:1].reshape((1,) * len(shape))        # the type name needs the rank
+    return f"[{flat}, …] ({type_name(typed)}, shape {shape})"

@@ -28,7 +28,10 @@ MAX_FRAMES = 64
 CTX_ITEMS = CTX_FRAMES + MAX_FRAMES   # the first items of a stack found not empty
 STACK_ITEMS = 8                       # … at most this many (16 words: 8 complex),
 CTX_EXPECTED_ITEMS = CTX_ITEMS + 2 * STACK_ITEMS    # then those of the stack it should equal
-CTX_WORDS = CTX_EXPECTED_ITEMS + 2 * STACK_ITEMS
+CTX_SHAPE = CTX_EXPECTED_ITEMS + 2 * STACK_ITEMS    # an array's extents (the first
+ARRAY_DIMS = 8                                      # items, in C order, at CTX_ITEMS),
+CTX_EXPECTED_SHAPE = CTX_SHAPE + ARRAY_DIMS          # then those of the one it should
+CTX_WORDS = CTX_EXPECTED_SHAPE + ARRAY_DIMS          # equal (at CTX_EXPECTED_ITEMS)
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

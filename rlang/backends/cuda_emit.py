@@ -452,6 +452,9 @@ class FunctionWriter(ExprWriter):
             cname = f"C{len(self.program.constants)}_{ir.c_identifier(var.name)}"
             self.program.constants[cname] = stmt.value
             self.emit(f"{name} = Arr.copy_of({cname})")
+        elif isinstance(stmt.value, ir.Read):           # `b ← a`: a copy of an array
+            self.emit(f"{name} = Arr.copy_of({self.name(stmt.value.var)}"
+                      f".value('{var.type.elem}'))")
         else:
             self.emit(f"{name} = Arr.zeros({shape}, '{var.type.elem}')")
         self.fail_if(f"{name} is None", memory, [f"nbytes({shape}, '{var.type.elem}')"])
@@ -473,7 +476,16 @@ class FunctionWriter(ExprWriter):
                 count = f"nonzeros({name}, {elem})"
             temp = self.fresh("n")
             self.emit(f"{temp} = {count}")
-            self.fail_if(f"{temp} != 0", stmt.site, [temp])
+            # what the message shows (llvm_errors._dealloc_array): not for `a → [x, 2x]`
+            recorded = self.module.sites[stmt.site].detail[2] != "literal" and \
+                var.type.ndim <= abi.ARRAY_DIMS
+            self.emit(f"if {temp} != 0:")
+            self.level += 1
+            if recorded:
+                other = self.name(stmt.value.var) if isinstance(stmt.value, ir.Read) else None
+                self.emit(f"record_arrays(ctx, {elem}, {name}, {other})")
+            self.fail(stmt.site, [temp, str(int(recorded))])
+            self.level -= 1
             return
         if stmt.site is None:
             return

@@ -296,6 +296,24 @@ def mismatches(array: Arr, other: Arr, elem: str) -> int:
     return _differing(array.value(elem), other.value(elem))
 
 
+def record_arrays(ctx, elem: str, array: Arr, other: Arr | None) -> None:
+    """Record a failed array deallocation's arrays (`other`: the array it should
+    equal, if any) as compiled code does (abi.py): the extents and the first elements
+    in C order, in storage form; only the first failure counts."""
+    if ctx[abi.CTX_SITE] != 0:
+        return
+    places = ((abi.CTX_ITEMS, abi.CTX_SHAPE), (abi.CTX_EXPECTED_ITEMS, abi.CTX_EXPECTED_SHAPE))
+    for source, (word, shape_word) in zip((array, other), places):
+        if source is None:
+            continue
+        value = np.asarray(source.value(elem))
+        ctx[shape_word:shape_word + value.ndim] = value.shape
+        first = value.reshape(-1)[:abi.STACK_ITEMS].astype(abi.ITEM_DTYPES[elem]).tobytes()
+        first += bytes(-len(first) % 8)
+        words = np.frombuffer(first, "<i8")
+        ctx[word:word + len(words)] = words
+
+
 def _differing(a: np.ndarray, b: np.ndarray) -> int:
     """How many elements differ by the equality of the checks (checks.values_equal)."""
     if a.dtype.kind in "fc":
@@ -335,7 +353,8 @@ def host_namespace(sites, out=None) -> dict:
 
     space = scalar_namespace()
     space.update(Arr=Arr, launch=launch, to_box=to_box, from_box=from_box,
-                 nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt)
+                 nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
+                 record_arrays=record_arrays)
     return space
 
 

@@ -1,14 +1,15 @@
-"""Where compiled array ancillas live: the stack or the heap (a mixin of the
-function emitter in llvm_emit.py, which provides `builder`, `llfn`, `results`,
-`recursive`, `runtime`, `entry_alloca`, `fail_if`, `module`, `fn` and
-`emit_body`, and sets `stack_arrays` and `on_stack` to empty)."""
+"""Compiled array ancillas: where they live (the stack or the heap), their copies,
+and the checks of their deallocation (a mixin of the function emitter in
+llvm_emit.py, which provides `builder`, `llfn`, `results`, `recursive`, `runtime`,
+`entry_alloca`, `fail_if`, `ctx_word`, `module`, `fn`, `emit_body` and the
+expression helpers, and sets `stack_arrays` and `on_stack` to empty)."""
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
 from .. import ir
 from . import abi
-from .llvm_expr import I1, I8, I64
+from .llvm_expr import F64, I1, I8, I64, counted_loop
 
 
 # Note [Small array ancillas]
@@ -105,3 +106,102 @@ class AncillaEmitter:
                      and isinstance(s.var.type, ir.ArrayType) and s.var not in self.results}
         return allocated & {s.var for s in stmts if isinstance(s, ir.Dealloc)}
 
+    def _dealloc_array(self, stmt: ir.Dealloc) -> None:
+        var = stmt.var
+        data, shape, _ = self.array_parts(var)
+        if stmt.site is not None:
+            count = ll.Constant(I64, 1)
+            for extent in shape:
+                count = self.builder.mul(count, extent)
+            if isinstance(stmt.value, ir.Read):
+                nonzero = self.count_mismatches(var, stmt.value.var)
+            elif isinstance(stmt.value, ir.ConstArray):
+                nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
+                                            [data, self.constant_data(stmt.value), count])
+            elif var.type.elem == "complex":     # all zero: both parts of every one
+                doubles = self.builder.bitcast(data, F64.as_pointer())
+                nonzero = self.builder.call(self.nonzero_count_function("f64"), [
+                    doubles, self.builder.mul(count, ll.Constant(I64, 2))])
+            else:
+                nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
+                                            [data, count])
+            against = self.module.sites[stmt.site].detail[2]
+
+            def record_both():      # what the message shows (llvm_errors._dealloc_array)
+                self.record_array_items(var, abi.CTX_ITEMS, abi.CTX_SHAPE)
+                if against == "array":
+                    self.record_array_items(stmt.value.var, abi.CTX_EXPECTED_ITEMS,
+                                            abi.CTX_EXPECTED_SHAPE)
+            record = record_both if against != "literal" and \
+                var.type.ndim <= abi.ARRAY_DIMS else None
+            self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
+                         stmt.site, [nonzero, ll.Constant(I64, int(record is not None))],
+                         record=record)
+        self._free_array(var, data)
+
+    def record_array_items(self, var: ir.Var, word: int, shape_word: int) -> None:
+        """Copy an array's extents into the error record from ctx word `shape_word` on,
+        and its first elements in C order (at most abi.STACK_ITEMS) from `word` on."""
+        b = self.builder
+        data, shape, strides = self.array_parts(var)
+        size = ll.Constant(I64, 1)
+        for axis, extent in enumerate(shape):
+            b.store(extent, self.ctx_word(shape_word + axis))
+            size = b.mul(size, extent)
+        shown = b.select(b.icmp_unsigned("<", size, ll.Constant(I64, abi.STACK_ITEMS)),
+                         size, ll.Constant(I64, abi.STACK_ITEMS))
+        items = b.bitcast(self.ctx_word(word), data.type)
+        with counted_loop(b, self.llfn, shown, self.entry_alloca(I64, "i"), "record") as i:
+            offset, rest = ll.Constant(I64, 0), i
+            for axis in reversed(range(len(shape))):       # the C-order index i unravelled
+                index = b.urem(rest, shape[axis])
+                rest = b.udiv(rest, shape[axis])
+                offset = b.add(offset, b.mul(index, strides[axis]))
+            b.store(b.load(b.gep(data, [offset])), b.gep(items, [i]))
+
+    def count_mismatches(self, var: ir.Var, other: ir.Var):
+        """How many elements of two arrays of one type differ (the check equality);
+        arrays of different shapes count as all different."""
+        b = self.builder
+        _, shape, _ = self.array_parts(var)
+        _, other_shape, _ = self.array_parts(other)
+        count = self.entry_alloca(I64, "mismatches")
+        b.store(ll.Constant(I64, 0), count)
+        same_shape = ll.Constant(I1, 1)
+        for n, m in zip(shape, other_shape):
+            same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
+        with b.if_else(same_shape) as (then, otherwise):
+            with then:
+                def add_mismatch(pointer, other_pointer):
+                    x = self.from_storage(b.load(pointer), var.type.elem)
+                    y = self.from_storage(b.load(other_pointer), var.type.elem)
+                    differs = self.values_differ(x, y, var.type.elem)
+                    b.store(b.add(b.load(count), b.zext(differs, I64)), count)
+
+                self.over_elements(var, other, add_mismatch)
+            with otherwise:
+                b.store(ll.Constant(I64, 1), count)
+        return b.load(count)
+
+    def copy_elements(self, var: ir.Var, source: ir.Var) -> None:
+        """Copy every element of `source` into the array `var` of the same shape."""
+        self.over_elements(var, source, lambda to, source_pointer: self.builder.store(
+            self.builder.load(source_pointer), to))
+
+    def over_elements(self, var: ir.Var, other: ir.Var, visit) -> None:
+        """Nested loops over every index of `var`'s shape, calling `visit(pointer,
+        other_pointer)` with the element pointers of `var` and `other` there."""
+        b = self.builder
+        data, shape, strides = self.array_parts(var)
+        other_data, _, other_strides = self.array_parts(other)
+
+        def level(axis, offset, other_offset):
+            if axis == len(shape):
+                visit(b.gep(data, [offset]), b.gep(other_data, [other_offset]))
+                return
+            with counted_loop(b, self.llfn, shape[axis], self.entry_alloca(I64, "i"),
+                              "each") as i:
+                level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
+                      b.add(other_offset, b.mul(i, other_strides[axis])))
+
+        level(0, ll.Constant(I64, 0), ll.Constant(I64, 0))

@@ -468,29 +468,6 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
             self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
                                               self.value_for_report(expected, var.type)])
 
-    def _dealloc_array(self, stmt: ir.Dealloc) -> None:
-        var = stmt.var
-        data, shape, _ = self.array_parts(var)
-        if stmt.site is not None:
-            count = ll.Constant(I64, 1)
-            for extent in shape:
-                count = self.builder.mul(count, extent)
-            if isinstance(stmt.value, ir.Read):
-                nonzero = self.count_mismatches(var, stmt.value.var)
-            elif isinstance(stmt.value, ir.ConstArray):
-                nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
-                                            [data, self.constant_data(stmt.value), count])
-            elif var.type.elem == "complex":     # all zero: both parts of every one
-                doubles = self.builder.bitcast(data, F64.as_pointer())
-                nonzero = self.builder.call(self.nonzero_count_function("f64"), [
-                    doubles, self.builder.mul(count, ll.Constant(I64, 2))])
-            else:
-                nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
-                                            [data, count])
-            self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
-                         stmt.site, [nonzero])
-        self._free_array(var, data)
-
     def complex_differs(self, value, expected):
         """The check equality of complex numbers (rlang.checks.values_equal): equal,
         or |value − expected| ≤ ATOL."""
@@ -501,53 +478,6 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
                                             b.fsub(value[1], expected[1])])
         close = b.fcmp_ordered("<=", distance, ll.Constant(F64, ATOL))
         return b.not_(b.or_(equal, close))
-
-    def count_mismatches(self, var: ir.Var, other: ir.Var):
-        """How many elements of two arrays of one type differ (the check equality);
-        arrays of different shapes count as all different."""
-        b = self.builder
-        _, shape, _ = self.array_parts(var)
-        _, other_shape, _ = self.array_parts(other)
-        count = self.entry_alloca(I64, "mismatches")
-        b.store(ll.Constant(I64, 0), count)
-        same_shape = ll.Constant(I1, 1)
-        for n, m in zip(shape, other_shape):
-            same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
-        with b.if_else(same_shape) as (then, otherwise):
-            with then:
-                def add_mismatch(pointer, other_pointer):
-                    x = self.from_storage(b.load(pointer), var.type.elem)
-                    y = self.from_storage(b.load(other_pointer), var.type.elem)
-                    differs = self.values_differ(x, y, var.type.elem)
-                    b.store(b.add(b.load(count), b.zext(differs, I64)), count)
-
-                self.over_elements(var, other, add_mismatch)
-            with otherwise:
-                b.store(ll.Constant(I64, 1), count)
-        return b.load(count)
-
-    def copy_elements(self, var: ir.Var, source: ir.Var) -> None:
-        """Copy every element of `source` into the array `var` of the same shape."""
-        self.over_elements(var, source, lambda to, source_pointer: self.builder.store(
-            self.builder.load(source_pointer), to))
-
-    def over_elements(self, var: ir.Var, other: ir.Var, visit) -> None:
-        """Nested loops over every index of `var`'s shape, calling `visit(pointer,
-        other_pointer)` with the element pointers of `var` and `other` there."""
-        b = self.builder
-        data, shape, strides = self.array_parts(var)
-        other_data, _, other_strides = self.array_parts(other)
-
-        def level(axis, offset, other_offset):
-            if axis == len(shape):
-                visit(b.gep(data, [offset]), b.gep(other_data, [other_offset]))
-                return
-            with counted_loop(b, self.llfn, shape[axis], self.entry_alloca(I64, "i"),
-                              "each") as i:
-                level(axis + 1, b.add(offset, b.mul(i, strides[axis])),
-                      b.add(other_offset, b.mul(i, other_strides[axis])))
-
-        level(0, ll.Constant(I64, 0), ll.Constant(I64, 0))
 
     def values_differ(self, value, expected, t: str):
         """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for

@@ -14,7 +14,7 @@ import struct
 from ..errors import Frame, ReversibilityError, RlangRuntimeError
 from .. import ir
 from ..numbers import Fixed, ULog
-from ..values import Stack, format_value, summarize
+from ..values import Stack, format_value, summarize, summarize_array_start
 from . import abi
 
 
@@ -26,10 +26,16 @@ def error_from_context(ctx, sites, max_depth: int):
     site = sites[ctx[abi.CTX_SITE] - 1]
     ints = [ctx[abi.CTX_IVALS + k] for k in range(4)]
     floats = [_float(ctx[abi.CTX_FVALS + k]) for k in range(4)]
-    if site.kind == "dealloc_stack":
+    if site.kind in ("dealloc_stack", "dealloc_array"):
         words = 2 * abi.STACK_ITEMS
-        error = _dealloc_stack(site, ints[:2], [ctx[abi.CTX_ITEMS + k] for k in range(words)],
-                               [ctx[abi.CTX_EXPECTED_ITEMS + k] for k in range(words)])
+        recorded = ([ctx[abi.CTX_ITEMS + k] for k in range(words)],
+                    [ctx[abi.CTX_EXPECTED_ITEMS + k] for k in range(words)])
+        if site.kind == "dealloc_stack":
+            error = _dealloc_stack(site, ints[:2], *recorded)
+        else:
+            shapes = ([ctx[abi.CTX_SHAPE + k] for k in range(abi.ARRAY_DIMS)],
+                      [ctx[abi.CTX_EXPECTED_SHAPE + k] for k in range(abi.ARRAY_DIMS)])
+            error = _dealloc_array(site, ints, recorded, shapes)
     else:
         error = _BUILD[site.kind](site, ints, floats, max_depth)
     frames = [sites[ctx[abi.CTX_FRAMES + k]] for k in range(ctx[abi.CTX_NFRAMES])]
@@ -136,13 +142,54 @@ def _dealloc(site, ints, floats, _):
                               f"expected {_format_typed(expected, t)}", site.span)
 
 
-def _dealloc_array(site, ints, floats, _):
-    name, compared = site.detail
-    if compared is None:
-        return ReversibilityError(f"deallocation check failed: {name} has {ints[0]} nonzero "
-                                  "element(s), expected all zeros", site.span)
-    return ReversibilityError(f"deallocation check failed: {name} differs from "
-                              f"`{compared}` in {ints[0]} element(s)", site.span)
+def _dealloc_array(site, ints, recorded, shapes):
+    """`a → e` of an array: the interpreter's message (check_dealloc) from the first
+    elements and the extents the failure recorded (ints[1] = 1); where it recorded
+    none (`a → [x, 2x]`, checked by subtracting the literal, or more than
+    abi.ARRAY_DIMS axes), the number of elements that differ (ints[0])."""
+    name, compared, against, elem, ndim = site.detail
+    if ints[1] != 1:
+        if compared is None:
+            return ReversibilityError(f"deallocation check failed: {name} has {ints[0]} "
+                                      "nonzero element(s), expected all zeros", site.span)
+        return ReversibilityError(f"deallocation check failed: {name} differs from "
+                                  f"`{compared}` in {ints[0]} element(s)", site.span)
+    import numpy as np
+
+    shape = tuple(shapes[0][:ndim])
+    dtype = np.dtype(abi.ITEM_DTYPES[elem])
+    if against == "zeros":
+        zero = np.full(min(abi.STACK_ITEMS, math.prod(shape)), "-inf" if elem == "ulog" else 0,
+                       dtype)
+        expected = summarize_array_start(rev_array(zero, elem), shape)
+    elif against == "array":
+        expected = _recorded_array(elem, tuple(shapes[1][:ndim]), recorded[1])
+    else:                                                   # an ir.ConstArray
+        expected = summarize(rev_array(np.array(against.values, dtype).reshape(against.shape),
+                                       elem))
+    return ReversibilityError(f"deallocation check failed: {name} = "
+                              f"{_recorded_array(elem, shape, recorded[0])}, expected "
+                              f"{expected}", site.span)
+
+
+def _recorded_array(elem: str, shape: tuple, words: list) -> str:
+    """`summarize` of an array from its first elements as compiled code recorded them."""
+    import numpy as np
+
+    count = min(abi.STACK_ITEMS, math.prod(shape))
+    raw = np.frombuffer(struct.pack(f"<{len(words)}q", *words), abi.ITEM_DTYPES[elem])
+    return summarize_array_start(rev_array(raw[:count].copy(), elem), shape)
+
+
+def rev_array(raw, elem: str):
+    """An array of storage values (abi.ITEM_DTYPES) as the interpreter holds an array
+    of `elem`: bools as bools, fixed and ulog as FixedArray / ULogArray views."""
+    from ..numbers import FixedArray, ULogArray
+
+    if elem == "bool":
+        return raw.astype(bool)
+    system = {"fixed": FixedArray, "ulog": ULogArray}.get(elem)
+    return raw.view(system) if system is not None else raw
 
 
 def _dealloc_stack(site, lengths, words: list, expected_words: list):
@@ -367,8 +414,6 @@ def _array_in_memory(t: ir.ArrayType, words: list):
 
     import numpy as np
 
-    from ..numbers import FixedArray, ULogArray
-
     data, shape, strides = words[0], words[1:1 + t.ndim], words[1 + t.ndim:]
     dtype = np.dtype(abi.ITEM_DTYPES[t.elem])
     if any(n == 0 for n in shape):
@@ -380,10 +425,7 @@ def _array_in_memory(t: ir.ArrayType, words: list):
         span = np.frombuffer(raw, dtype)
         array = np.lib.stride_tricks.as_strided(
             span[-low:], shape, [s * dtype.itemsize for s in strides]).copy()
-    if t.elem == "bool":
-        return array.astype(bool)
-    system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
-    return array.view(system) if system is not None else array
+    return rev_array(array, t.elem)
 
 
 def _format_typed(value, t: str) -> str:

@@ -119,10 +119,9 @@ def test_deallocation_check_on_stack_and_heap_ancillas(size):
         getattr(interp, "leaky!")(0.0, x)
     with pytest.raises(RlangError) as got:
         getattr(llvm, "leaky!")(0.0, x)
-    # compiled code counts the nonzero elements rather than quoting the array
+    # the array as the interpreter quotes it (summarized when long)
     assert type(got.value) is type(expected.value)
-    assert str(got.value).split("failed:")[0] == str(expected.value).split("failed:")[0]
-    assert "t has 1 nonzero element(s)" in str(got.value)
+    assert str(got.value) == str(expected.value)
 
 
 def test_recursive_ancillas_come_from_the_heap():

@@ -269,3 +269,48 @@ end
         lines.append(out.getvalue())
     assert lines[0] == lines[1]
     assert "after [0.5, 1.0, 7.0]" in lines[1] and "m = [[0, 1, 2], [3, 4, 5]]" in lines[1]
+
+
+COPIES = '''
+function f(y!: f64[:], x: f64[:])
+    t ← x
+    @parallel for i = 0:length(y!) - 1
+        y![i] += t[i] * t[i]
+    end
+    t → x
+end
+
+function g(y!: f64, x: f64[:,:], n: i64)
+    t ← x
+    t[0, 1] += 1.0
+    y! += t[0, 1]
+    t → x
+end
+
+function h(y!: f64, n: i64)
+    t ← zeros(f64, n, 3)
+    t[n - 1, 2] += y!
+    t → zeros(f64, n, 3)
+end
+'''
+
+
+def test_array_ancillas_copied_from_arrays_hold_the_copy():
+    """`t ← x` in host code (it was allocated as zeros)."""
+    args = (np.zeros(3), np.array([0.5, -1.5, 2.0]))
+    m, ref = rlang.loads(COPIES, backend="cuda"), rlang.loads(COPIES, backend="interp")
+    got, expected = m.f(*copy(args)), ref.f(*copy(args))
+    assert all(map(same, got, expected)) and np.array_equal(got[0], [0.25, 2.25, 4.0])
+    assert all(map(same, (~m.f)(*copy(got)), (~ref.f)(*copy(expected))))
+    assert all(map(same, rlang.gradient(m.f, copy(args), ("y!", 1)),
+                   rlang.gradient(ref.f, copy(args), ("y!", 1))))
+
+
+@pytest.mark.parametrize("name,args", [
+    ("g", (0.0, np.arange(6.0).reshape(2, 3), 0)),
+    ("h", (1.0, 4)),
+])
+def test_failed_array_deallocations_show_the_arrays(name, args):
+    got, expected = kernel_error(COPIES, lambda m: m[name](*copy(args)))
+    assert_same_error(got, expected)
+    assert "expected [[" in str(got) or "shape (4, 3))" in str(got)
