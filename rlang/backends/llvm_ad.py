@@ -195,7 +195,7 @@ def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: boo
         module = adjoint_module(lower(unit, name, types, not inverse, invcheck))
         if derivative == "tan_grad":
             module = tangent_module(module)
-    return module, emit_module(module)
+    return module, emit_module(module, report_locals=False)
 
 
 def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:

@@ -21,6 +21,7 @@ from . import abi
 from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
 from .llvm_alias import ParameterScopes, distinct_gradients
 from .llvm_ancillas import AncillaEmitter
+from .llvm_report import PRINT_HOOK, ReportEmitter, shown
 from .llvm_stacks import STACK_TYPE, StackEmitter
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
@@ -76,7 +77,10 @@ def recursive_symbols(module: ir.Module) -> set:
     return recursive
 
 
-def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
+def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True) -> ll.Module:
+    """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
+    variables to Python (Note [Frame variables in compiled errors], llvm_report.py;
+    off for derivative passes)."""
     # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py)
     module = prune_module(drop_zero_updates(module))
     out = ll.Module(name=name)
@@ -89,7 +93,7 @@ def emit_module(module: ir.Module, name: str = "rev") -> ll.Module:
         functions[symbol] = ll.Function(out, fnty, name=symbol)
     for symbol, fn in module.functions.items():
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
-                         symbol in distinct).emit()
+                         symbol in distinct, report_locals).emit()
         _emit_entry(out, functions[symbol], fn)
     return out
 
@@ -108,11 +112,11 @@ def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
     builder.ret(builder.call(target, values))
 
 
-class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
+class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter):
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
-                 distinct: bool):
+                 distinct: bool, report_locals: bool = True):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
         self.recursive = recursive      # counts the call depth (see recursive_symbols)
         self.llfn = functions[fn.symbol]
@@ -129,6 +133,9 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         self.stack_arrays = set()       # array ancillas that may live on the stack
         self.on_stack = {}              # … → i1 slot: this allocation is on the stack
         self.owned = []                 # ancillas holding heap memory, allocated so far
+        # Note [Frame variables in compiled errors] (llvm_report.py)
+        self.reports_locals, self.locals_sites, self.locals_buffer = report_locals, {}, None
+        self.visible = [var for var in fn.params if shown(var)]
         # Note [Array parameters do not overlap] (llvm_alias.py)
         self.scopes = ParameterScopes(out, fn, distinct)
         super().__init__(self.builder)
@@ -236,6 +243,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
                                self.ctx_word(abi.CTX_FVALS + k))
         if record is not None:
             record()
+        self.report_locals()
         self.release_owned()
         self.builder.ret(ll.Constant(I32, 1))
         self.builder.position_at_end(ok)
@@ -355,6 +363,11 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         self.builder.store(self.from_f64(new_b, t), pb)
 
     def _alloc(self, stmt: ir.Alloc) -> None:
+        self._allocate(stmt)
+        if shown(stmt.var):
+            self.visible.append(stmt.var)
+
+    def _allocate(self, stmt: ir.Alloc) -> None:
         var = stmt.var
         if isinstance(var.type, (ir.ArrayType, ir.StackType)):
             if isinstance(var.type, ir.ArrayType):
@@ -447,6 +460,11 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         self.slots[var] = desc
 
     def _dealloc(self, stmt: ir.Dealloc) -> None:
+        self._deallocate(stmt)
+        if stmt.var in self.visible:
+            self.visible.remove(stmt.var)
+
+    def _deallocate(self, stmt: ir.Dealloc) -> None:
         var = stmt.var
         if isinstance(var.type, (ir.ArrayType, ir.StackType)):
             # freed by the failure exit of its own check too: owned until freed here
@@ -497,34 +515,9 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
         return b.not_(b.or_(b.or_(equal, close), both_nan))
 
     def _print(self, stmt: ir.Print) -> None:
-        doubles = []
-        for _, value in stmt.args:
-            if value is None:
-                continue
-            if value.type == "complex":         # two doubles
-                doubles += self.complex_parts(value)
-                continue
-            if isinstance(value.type, ir.StackType):
-                doubles += self.stack_for_print(value.var)
-                continue
-            if isinstance(value.type, ir.ArrayType):
-                doubles += self.array_for_print(value.var)
-                continue
-            t = ir.representation(value.type)
-            x = self.expr(value)
-            doubles.append(self.to_f64(x, t) if t in ("f32", "f64") else
-                           self.builder.bitcast(self.value_for_report(x, t), F64))
-        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(doubles))), "print")
-        for k, as_double in enumerate(doubles):
-            self.builder.store(as_double, self.builder.gep(
-                buffer, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
-        hook = self.print_hook()
-        function = self.builder.load(hook)
-        present = self.builder.icmp_unsigned("!=", function,
-                                             ll.Constant(function.type, None))
-        with self.builder.if_then(present):
-            self.builder.call(function, [ll.Constant(I64, stmt.site),
-                                         self.builder.bitcast(buffer, F64.as_pointer())])
+        words = self.report_words([value for _, value in stmt.args if value is not None])
+        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(words))), "print")
+        self.call_hook(PRINT_HOOK, stmt.site, words, buffer)
 
     def _assert(self, stmt: ir.Assert) -> None:
         self.fail_if(self.builder.not_(self.expr(stmt.cond)), stmt.site, ())
@@ -646,6 +639,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ExprEmitter):
                 b.store(ll.Constant(I64, stmt.site),
                         b.gep(self.ctx, [b.add(count, ll.Constant(I64, abi.CTX_FRAMES))]))
                 b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
+            self.report_locals()
             self.release_owned()
             b.ret(status)
 

@@ -22,7 +22,10 @@ def _float(word: int) -> float:
     return struct.unpack("<d", struct.pack("<q", word))[0]
 
 
-def error_from_context(ctx, sites, max_depth: int):
+def error_from_context(ctx, sites, max_depth: int, frame_locals=()):
+    """The RlangError of a failed call from its error record; `frame_locals`: the
+    variables of each frame, innermost first, as compiled code reported them (Note
+    [Frame variables in compiled errors], llvm_report.py), where it did."""
     site = sites[ctx[abi.CTX_SITE] - 1]
     ints = [ctx[abi.CTX_IVALS + k] for k in range(4)]
     floats = [_float(ctx[abi.CTX_FVALS + k]) for k in range(4)]
@@ -42,10 +45,11 @@ def error_from_context(ctx, sites, max_depth: int):
     if site.kind == "depth" and frames:
         error.span = frames[0].span
     function, inverse = site.function, site.inverse
-    for call in frames:
-        error.add_frame(Frame(function, call.span, inverse))
+    shown = list(frame_locals) + [""] * (len(frames) + 1)
+    for k, call in enumerate(frames):
+        error.add_frame(Frame(function, call.span, inverse, shown[k]))
         function, inverse = call.function, call.inverse
-    error.add_frame(Frame(function, None, inverse))
+    error.add_frame(Frame(function, None, inverse, shown[len(frames)]))
     return error
 
 
@@ -426,6 +430,16 @@ def _array_in_memory(t: ir.ArrayType, words: list):
         array = np.lib.stride_tricks.as_strided(
             span[-low:], shape, [s * dtype.itemsize for s in strides]).copy()
     return rev_array(array, t.elem)
+
+
+def locals_text(site, values) -> str:
+    """A frame's `name = value, …` (as rlang/interp.py `_format_env` writes it) from a
+    "locals" site and the values `print_values` decoded."""
+    parts = []
+    for (name, t), value in zip(site.detail[1], values):     # arrays, stacks: summarized
+        shown = _format_typed(value, t) if isinstance(t, str) else summarize(value)
+        parts.append(f"{name} = {shown}")
+    return ", ".join(parts)
 
 
 def _format_typed(value, t: str) -> str:

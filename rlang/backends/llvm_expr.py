@@ -108,14 +108,6 @@ class ExprEmitter:
         fn = self.runtime(_LIBM[name], F64, [F64] * len(args))
         return self.builder.call(fn, args)
 
-    def print_hook(self):
-        hook = self.out.globals.get("rev_print_hook")
-        if hook is None:
-            fnty = ll.FunctionType(ll.VoidType(), [I64, F64.as_pointer()]).as_pointer()
-            hook = ll.GlobalVariable(self.out, fnty, name="rev_print_hook")
-            hook.initializer = ll.Constant(fnty, None)
-        return hook
-
     # ---------------------------------------------------------------- arrays
     def array_parts(self, var: ir.Var):
         """(data pointer typed to the element, shape values, stride values).  Those of

@@ -17,6 +17,7 @@ import ctypes
 import hashlib
 import os
 import pickle
+import threading
 from pathlib import Path
 
 
@@ -24,7 +25,8 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..errors import RlangError
-from .llvm_errors import error_from_context, print_line, print_values
+from .llvm_errors import error_from_context, locals_text, print_line, print_values
+from .llvm_report import LOCALS_HOOK, PRINT_HOOK
 from .llvm_marshal import EntryLayout
 
 #: Bump when the cache format changes (changes to the compiler's own source files
@@ -149,24 +151,30 @@ class NativeModule:
         self._functions: dict = {}
         self._entries: dict = {}       # symbol → (ctypes function, EntryLayout)
         self.out = None                 # where @safe print writes (None: stdout)
-        self._install_print_hook()
+        self._hooks = []                # the ctypes callbacks, kept alive with the module
+        self._reports = threading.local()   # .frames: the failing call's frame variables
 
-    def _install_print_hook(self) -> None:
-        address = self.engine.get_global_value_address("rev_print_hook")
-        if not address:
-            return
-        hook_type = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))
-
-        def hook(site, values):
+        def print_hook(site, values):
             import sys
 
             site_info = self.sites[site]
             line = print_line(site_info, print_values(site_info, values))
             (self.out or sys.stdout).write(line + "\n")
 
-        self._hook = hook_type(hook)        # kept alive with the module
-        ctypes.c_void_p.from_address(address).value = ctypes.cast(self._hook,
-                                                                  ctypes.c_void_p).value
+        def locals_hook(site, values):      # Note [Frame variables in compiled errors]
+            site_info = self.sites[site]
+            self._reports.frames.append(locals_text(site_info, print_values(site_info, values)))
+
+        self._install_hook(PRINT_HOOK, print_hook)
+        self._install_hook(LOCALS_HOOK, locals_hook)
+
+    def _install_hook(self, name: str, function) -> None:
+        address = self.engine.get_global_value_address(name)
+        if not address:
+            return
+        hook = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))(function)
+        self._hooks.append(hook)
+        ctypes.c_void_p.from_address(address).value = ctypes.cast(hook, ctypes.c_void_p).value
 
     def function(self, symbol: str):
         cfunc = self._functions.get(symbol)
@@ -186,8 +194,10 @@ class NativeModule:
                                              EntryLayout(types, results))
         function, layout = entry
         buffer = layout.pack(values, max_depth)
+        self._reports.frames = []
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
         if status != 0:
-            raise error_from_context(layout.context(buffer), self.sites, max_depth)
+            raise error_from_context(layout.context(buffer), self.sites, max_depth,
+                                     self._reports.frames)
         return layout.unpack(buffer, values)
