@@ -231,7 +231,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
             return
         fail = self.llfn.append_basic_block("fail")
         ok = self.llfn.append_basic_block("ok")
-        self.builder.cbranch(condition, fail, ok)
+        self.builder.cbranch(condition, fail, ok).set_weights([1, 1 << 20])   # cold
         self.builder.position_at_end(fail)
         self.builder.store(ll.Constant(I64, site + 1), self.ctx_word(abi.CTX_SITE))
         ints = [v for v in values if v.type == I64]
