@@ -33,6 +33,11 @@ ARRAY_DIMS = 8                                      # items, in C order, at CTX_
 CTX_EXPECTED_SHAPE = CTX_SHAPE + ARRAY_DIMS          # then those of the one it should
 CTX_WORDS = CTX_EXPECTED_SHAPE + ARRAY_DIMS          # equal (at CTX_EXPECTED_ITEMS)
 
+#: The globals through which compiled code calls back into its caller:
+#: `void (*hook)(int64 site, double *words)`, null until set (rlang/backends/llvm_report.py).
+PRINT_HOOK = "rev_print_hook"         # `@safe print/show`
+LOCALS_HOOK = "rev_locals_hook"       # a failing frame's variables
+
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}
 C_TYPES = {"bool": "uint8_t", "i32": "int32_t", "i64": "int64_t", "f32": "float",

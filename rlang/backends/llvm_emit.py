@@ -21,7 +21,8 @@ from . import abi
 from .llvm_expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
 from .llvm_alias import ParameterScopes, distinct_gradients
 from .llvm_ancillas import AncillaEmitter
-from .llvm_report import PRINT_HOOK, ReportEmitter, shown
+from .abi import PRINT_HOOK
+from .llvm_report import ReportEmitter, shown
 from .llvm_stacks import STACK_TYPE, StackEmitter
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).

@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 
 from ..errors import RlangError
 from .llvm_errors import error_from_context, locals_text, print_line, print_values
-from .llvm_report import LOCALS_HOOK, PRINT_HOOK
+from .abi import LOCALS_HOOK, PRINT_HOOK
 from .llvm_marshal import EntryLayout
 
 #: Bump when the cache format changes (changes to the compiler's own source files

@@ -23,10 +23,8 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from .. import ir
+from .abi import LOCALS_HOOK
 from .llvm_expr import F64, I32, I64
-
-PRINT_HOOK = "rev_print_hook"
-LOCALS_HOOK = "rev_locals_hook"
 
 
 def shown(var: ir.Var) -> bool:
