@@ -95,6 +95,11 @@ class Fixed:
     __slots__ = ("raw",)
 
     def __init__(self, raw: int):
+        """`raw` is the Q20.43 integer (value · 2^43); `Fixed.from_value(0.5)` converts
+        a number.  A float here is refused: `Fixed(0.5)` would be the raw 0."""
+        if not isinstance(raw, (int, np.integer)):
+            raise TypeError(f"Fixed(raw) takes the raw Q20.43 integer, got {raw!r}; "
+                            f"use Fixed.from_value({raw!r}) to convert a number")
         self.raw = wrap_bits(int(raw), 64)
 
     @classmethod

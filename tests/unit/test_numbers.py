@@ -510,3 +510,12 @@ def test_to_floats_leaves_other_arrays_alone():
     assert to_floats(a) is a
     b = np.array([1, 2], dtype=np.int64)
     assert to_floats(b) is b
+
+
+def test_fixed_takes_the_raw_integer_and_refuses_a_float():
+    """`Fixed(0.5)` would silently be the raw 0: it is a TypeError that names
+    `Fixed.from_value`, the conversion a user meant."""
+    assert float(Fixed(1 << 42)) == 0.5 == float(Fixed.from_value(0.5))
+    assert float(Fixed(np.int64(1 << 43))) == 1.0
+    with pytest.raises(TypeError, match=r"Fixed.from_value\(0.5\)"):
+        Fixed(0.5)
