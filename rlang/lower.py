@@ -31,7 +31,7 @@ from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
-from .values import Stack
+from .values import Stack, with_article
 
 
 def type_of_value(value, backend: str = "llvm"):
@@ -154,8 +154,8 @@ class _FunctionLowering:
             declared = _declared_type(param)
             if declared is not None and declared != ir.kind(t):
                 raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be "
-                                     f"{ir.type_text(declared)}, got {ir.type_text(t)}",
-                                     param.span)
+                                     f"{with_article(ir.type_text(declared))}, got "
+                                     f"{with_article(ir.type_text(t))}", param.span)
             var = ir.Var(param.name, t, is_param=True)
             self.params.append(var)
             self.scope[param.name] = var

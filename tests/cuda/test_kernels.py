@@ -169,8 +169,8 @@ def test_device_bytes_from_the_cuda_array_interface():
 @pytest.mark.parametrize("make,message", [
     (lambda cuda: cuda.to_device(np.zeros(())), "at least one dimension"),
     (lambda cuda: cuda.to_device(np.zeros(3, np.uint8)), "device arrays of uint8"),
-    (lambda cuda: cuda.to_device(np.zeros(3, np.float32)), "must be f64\\[:\\], got f32"),
-    (lambda cuda: cuda.to_device(np.zeros((3, 2))), "must be f64\\[:\\], got f64\\[:,:\\]"),
+    (lambda cuda: cuda.to_device(np.zeros(3, np.float32)), "must be an f64\\[:\\], got an f32"),
+    (lambda cuda: cuda.to_device(np.zeros((3, 2))), "must be an f64\\[:\\], got an f64\\[:,:\\]"),
     (lambda cuda: np.zeros(3, np.int64), "must be an f64\\[:\\], got an i64"),
     (lambda cuda: np.zeros((3, 2)), "must be an f64\\[:\\], got an f64\\[:,:\\]"),
     (lambda cuda: "y", "must be an f64\\[:\\], got a string"),
