@@ -383,3 +383,41 @@ end
     error = same_error(source, "f", [0.0, 2.0], gradient=True)
     assert isinstance(error, rlang.ReversibilityError)
     assert error.message == "POP from the empty stack `s`"
+
+
+COMPLEX_ARGUMENTS = """
+function take!(y!: f64, z: complex[:])
+    y! += z[1].re
+end
+
+function change!(y!: f64, z: complex[:])
+    z[0] += 1.0im
+    y! += z[1].re
+end
+"""
+
+
+def test_complex_array_literals_as_call_arguments():
+    """Their unchanged-check compares (re, im) pairs (it was an LLVM type error)."""
+    source = COMPLEX_ARGUMENTS + """
+function main()
+    r ← 0.0
+    take!(r, [1.0 + 2.0im, 3.0 - 1.0im])
+    @safe show(r)
+end
+
+function bad()
+    r ← 0.0
+    change!(r, [1.0 + 2.0im, 3.0 - 1.0im])
+    r → 3.0
+end
+"""
+    interp, llvm = both(source)
+    assert [v for _, v in llvm.run_main()] == [v for _, v in interp.run_main()] == [3.0]
+    caught = []
+    for module in (interp, llvm):
+        with pytest.raises(rlang.ReversibilityError) as error:
+            module.bad()
+        caught.append(error.value)
+    assert caught[0].span == caught[1].span
+    assert "became different in 1 element(s)" in caught[1].message
