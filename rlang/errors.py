@@ -41,6 +41,9 @@ class RlangError(Exception):
         self.span = span
         self.notes = tuple(notes)
         self.frames: list[Frame] = []
+        # frames between frames[HEAD_FRAMES - 1] and the rest that a compiled call
+        # did not record (rlang/backends/abi.py, Note [Deep call chains])
+        self.omitted_frames = 0
 
     def __str__(self) -> str:
         if self.span is None or self.span.line == 0:
@@ -59,8 +62,8 @@ class RlangError(Exception):
         for note in self.notes:
             out.append(f"  note: {note}")
         frames = self.frames
-        if len(frames) > SHOWN_FRAMES_HEAD + SHOWN_FRAMES_TAIL:
-            hidden = len(frames) - SHOWN_FRAMES_HEAD - SHOWN_FRAMES_TAIL
+        if len(frames) + self.omitted_frames > SHOWN_FRAMES_HEAD + SHOWN_FRAMES_TAIL:
+            hidden = len(frames) + self.omitted_frames - SHOWN_FRAMES_HEAD - SHOWN_FRAMES_TAIL
             for frame in frames[:SHOWN_FRAMES_HEAD]:
                 out.extend(_frame_lines(frame))
             out.append(f"  … {hidden} more calls …")

@@ -24,7 +24,9 @@ CTX_IVALS = 3         # 4 int64 values of the failed check
 CTX_FVALS = 7         # 4 doubles (stored as their bits) of the failed check
 CTX_NFRAMES = 11      # how many call sites were recorded while unwinding
 CTX_FRAMES = 12       # the call-site ids, innermost first
-MAX_FRAMES = 64
+MAX_FRAMES = 64       # … at most this many: the innermost HEAD_FRAMES, then the
+HEAD_FRAMES = 40      # outermost ones in a ring (Note [Deep call chains]); the count
+TAIL_FRAMES = MAX_FRAMES - HEAD_FRAMES      # goes on past MAX_FRAMES
 CTX_ITEMS = CTX_FRAMES + MAX_FRAMES   # the first items of a stack found not empty
 STACK_ITEMS = 8                       # … at most this many (16 words: 8 complex),
 CTX_EXPECTED_ITEMS = CTX_ITEMS + 2 * STACK_ITEMS    # then those of the stack it should equal
@@ -32,6 +34,29 @@ CTX_SHAPE = CTX_EXPECTED_ITEMS + 2 * STACK_ITEMS    # an array's extents (the fi
 ARRAY_DIMS = 8                                      # items, in C order, at CTX_ITEMS),
 CTX_EXPECTED_SHAPE = CTX_SHAPE + ARRAY_DIMS          # then those of the one it should
 CTX_WORDS = CTX_EXPECTED_SHAPE + ARRAY_DIMS          # equal (at CTX_EXPECTED_ITEMS)
+
+# Note [Deep call chains]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# An error 10,000 calls deep shows its innermost and outermost frames and says how
+# many it leaves out (RlangError.render).  Compiled code counts every frame it
+# unwinds (CTX_NFRAMES) and records the call sites of the innermost HEAD_FRAMES and,
+# in a ring, of the outermost TAIL_FRAMES, so the error has both ends and the true
+# count, as the interpreter's has.
+
+
+def frame_slot(count: int) -> int:
+    """The slot (from CTX_FRAMES) of the call site of the count-th frame unwound."""
+    return count if count < HEAD_FRAMES else HEAD_FRAMES + (count - HEAD_FRAMES) % TAIL_FRAMES
+
+
+def recorded_calls(words, count: int) -> tuple:
+    """(the call-site ids of the innermost frames, those of the outermost ones, how
+    many in between were not recorded) from the CTX_FRAMES words and CTX_NFRAMES."""
+    if count <= MAX_FRAMES:
+        return list(words[:count]), [], 0
+    tail = [words[frame_slot(j)] for j in range(count - TAIL_FRAMES, count)]
+    return list(words[:HEAD_FRAMES]), tail, count - MAX_FRAMES
+
 
 #: The globals through which compiled code calls back into its caller:
 #: `void (*hook)(int64 site, double *words)`, null until set (rlang/backends/llvm_report.py).

@@ -138,10 +138,11 @@ def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1, f2, f3):
 
 def frame(ctx, site):
     """Append a call site to the call chain of a failure that is unwinding."""
-    count = ctx[abi.CTX_NFRAMES]
-    if count < abi.MAX_FRAMES:
-        ctx[abi.CTX_FRAMES + count] = site
-        ctx[abi.CTX_NFRAMES] = count + 1
+    count = ctx[abi.CTX_NFRAMES]            # abi.frame_slot, Note [Deep call chains]
+    slot = count if count < abi.HEAD_FRAMES else \
+        abi.HEAD_FRAMES + (count - abi.HEAD_FRAMES) % abi.TAIL_FRAMES
+    ctx[abi.CTX_FRAMES + slot] = site
+    ctx[abi.CTX_NFRAMES] = count + 1
 
 
 def inb(i, n, site, ctx, ctxf):

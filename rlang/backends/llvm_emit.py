@@ -634,12 +634,14 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         status = b.call(self.functions[stmt.callee], args)
         failed = b.icmp_signed("!=", status, ll.Constant(I32, 0))
         with b.if_then(failed, likely=False):
-            count_ptr = self.ctx_word(abi.CTX_NFRAMES)
+            count_ptr = self.ctx_word(abi.CTX_NFRAMES)     # Note [Deep call chains]
             count = b.load(count_ptr)
-            with b.if_then(b.icmp_signed("<", count, ll.Constant(I64, abi.MAX_FRAMES))):
-                b.store(ll.Constant(I64, stmt.site),
-                        b.gep(self.ctx, [b.add(count, ll.Constant(I64, abi.CTX_FRAMES))]))
-                b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
+            head = ll.Constant(I64, abi.HEAD_FRAMES)
+            ring = b.add(head, b.urem(b.sub(count, head), ll.Constant(I64, abi.TAIL_FRAMES)))
+            slot = b.select(b.icmp_signed("<", count, head), count, ring)
+            b.store(ll.Constant(I64, stmt.site),
+                    b.gep(self.ctx, [b.add(slot, ll.Constant(I64, abi.CTX_FRAMES))]))
+            b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
             self.report_locals()
             self.release_owned()
             b.ret(status)

@@ -41,15 +41,29 @@ def error_from_context(ctx, sites, max_depth: int, frame_locals=()):
             error = _dealloc_array(site, ints, recorded, shapes)
     else:
         error = _BUILD[site.kind](site, ints, floats, max_depth)
-    frames = [sites[ctx[abi.CTX_FRAMES + k]] for k in range(ctx[abi.CTX_NFRAMES])]
-    if site.kind == "depth" and frames:
-        error.span = frames[0].span
-    function, inverse = site.function, site.inverse
-    shown = list(frame_locals) + [""] * (len(frames) + 1)
-    for k, call in enumerate(frames):
-        error.add_frame(Frame(function, call.span, inverse, shown[k]))
+    head, tail, left_out = abi.recorded_calls(
+        [ctx[abi.CTX_FRAMES + k] for k in range(abi.MAX_FRAMES)], ctx[abi.CTX_NFRAMES])
+    head, tail = [sites[k] for k in head], [sites[k] for k in tail]
+    if site.kind == "depth" and head:
+        error.span = head[0].span
+    # (function, call site, backward) of each frame, innermost first; a None where
+    # the chain has a gap (Note [Deep call chains]: the frame of tail[0] is unknown)
+    chain, function, inverse = [], site.function, site.inverse
+    for call in head:
+        chain.append((function, call.span, inverse))
         function, inverse = call.function, call.inverse
-    error.add_frame(Frame(function, None, inverse, shown[len(frames)]))
+    if tail:
+        error.omitted_frames = left_out + 1
+        chain.append(None)
+        function, inverse = tail[0].function, tail[0].inverse
+        for call in tail[1:]:
+            chain.append((function, call.span, inverse))
+            function, inverse = call.function, call.inverse
+    chain.append((function, None, inverse))
+    shown = list(frame_locals) + [""] * len(chain)
+    for frame, variables in zip(chain, shown):
+        if frame is not None:
+            error.add_frame(Frame(*frame, variables))
     return error
 
 

@@ -13,6 +13,7 @@ raises the interpreter's RlangError when a check failed.
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import hashlib
 import os
@@ -26,6 +27,7 @@ import llvmlite.binding as llvm
 
 from ..errors import RlangError
 from .llvm_errors import error_from_context, locals_text, print_line, print_values
+from . import abi
 from .abi import LOCALS_HOOK, PRINT_HOOK
 from .llvm_marshal import EntryLayout
 
@@ -136,6 +138,27 @@ def compile_module(key: str, build) -> "NativeModule":
     return native
 
 
+class FrameReports:
+    """The frames' variables reported while an error unwinds, innermost first: those
+    of the frames the error will show (Note [Deep call chains], abi.py): the first
+    abi.HEAD_FRAMES, and the last ones after a gap."""
+
+    def __init__(self):
+        self.head: list = []
+        self.tail = collections.deque(maxlen=abi.TAIL_FRAMES + 1)
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        (self.head if len(self.head) < abi.HEAD_FRAMES else self.tail).append(text)
+
+    def texts(self) -> list:
+        """One text per frame of error_from_context's list ("" at the gap)."""
+        if self.count <= abi.MAX_FRAMES + 1:
+            return self.head + list(self.tail)
+        return self.head + [""] + list(self.tail)[1:]
+
+
 class NativeModule:
     """Object code loaded into its own MCJIT engine."""
 
@@ -162,8 +185,15 @@ class NativeModule:
             (self.out or sys.stdout).write(line + "\n")
 
         def locals_hook(site, values):      # Note [Frame variables in compiled errors]
+            frames = getattr(self._reports, "frames", None)
+            if frames is None:
+                return
             site_info = self.sites[site]
-            self._reports.frames.append(locals_text(site_info, print_values(site_info, values)))
+            try:
+                text = locals_text(site_info, print_values(site_info, values))
+            except Exception:   # noqa: BLE001 - nothing may escape into native code:
+                text = ""       # the error is raised without this frame's variables
+            frames.add(text)
 
         self._install_hook(PRINT_HOOK, print_hook)
         self._install_hook(LOCALS_HOOK, locals_hook)
@@ -194,10 +224,10 @@ class NativeModule:
                                              EntryLayout(types, results))
         function, layout = entry
         buffer = layout.pack(values, max_depth)
-        self._reports.frames = []
+        self._reports.frames = reports = FrameReports()
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
         if status != 0:
             raise error_from_context(layout.context(buffer), self.sites, max_depth,
-                                     self._reports.frames)
+                                     reports.texts())
         return layout.unpack(buffer, values)

@@ -114,6 +114,31 @@ def test_a_deep_recursion_lists_every_recorded_frame():
     assert "with y! = 0.0, n = 0\n" in text
 
 
+@pytest.mark.parametrize("depth", [63, 64, 65, 200])
+def test_deep_chains_show_both_ends_and_the_true_count(depth):
+    """Note [Deep call chains] (rlang/backends/abi.py): the innermost frames, a ring
+    of the outermost ones, and the number left out between them."""
+    text = same("down!", [0.0, depth])
+    assert text.count("  in function down!") == min(depth + 1, 15)
+    if depth + 1 > 15:
+        assert f"… {depth + 1 - 15} more calls …" in text
+        assert f"with y! = 0.0, n = {depth}, m = {depth - 1}" in text     # outermost
+
+
+def test_unbounded_recursion_reports_the_depth_limit_as_the_interpreter_does():
+    source = SOURCE + """
+function forever!(y!: f64, n: i64)
+    m ← n + 1
+    forever!(y!, m)
+    m → n + 1
+end
+"""
+    errors = [rendered(rlang.loads(source, backend=b), "forever!", [0.0, 0])
+              for b in ("interp", "llvm")]
+    assert errors[0] == errors[1] and "call depth exceeded" in errors[1][1]
+    assert "… 9986 more calls …" in errors[1][1]
+
+
 def test_an_integer_division_while_allocating():
     text = same("split!", [0.0, 0])
     assert "with y! = 0.0, k = 0" in text
