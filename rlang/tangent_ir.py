@@ -61,10 +61,12 @@ def _rotated_tangents(name: str, theta, d_theta, values: list, tangents: list) -
     s, ds = sin, op("*", cos, d_theta)
     if name == "IROT":
         s, ds = ir.Unary("-", s, "f64"), ir.Unary("-", ds, "f64")
+    def dot(p, x, q, y):        # p·x + q·y, the tangent of one dual product's sum
+        return op("+", op("*", p, x), op("*", q, y))
+
     (a, b), (ta, tb) = values, tangents
-    new_a = op("-", op("+", op("*", dc, a), op("*", c, ta)), op("+", op("*", ds, b), op("*", s, tb)))
-    new_b = op("+", op("+", op("*", ds, a), op("*", s, ta)), op("+", op("*", dc, b), op("*", c, tb)))
-    return new_a, new_b
+    return op("-", dot(dc, a, c, ta), dot(ds, b, s, tb)), \
+        op("+", dot(ds, a, s, ta), dot(dc, b, c, tb))
 
 
 class HessianUnsupported(BackendUnsupported, RlangTypeError):

@@ -177,7 +177,7 @@ def _dealloc_array(site, ints, recorded, shapes):
     shape = tuple(shapes[0][:ndim])
     dtype = np.dtype(abi.ITEM_DTYPES[elem])
     if against == "zeros":
-        zero = np.full(min(abi.STACK_ITEMS, math.prod(shape)), "-inf" if elem == "ulog" else 0,
+        zero = np.full(min(abi.STACK_ITEMS, math.prod(shape)), -math.inf if elem == "ulog" else 0,
                        dtype)
         expected = summarize_array_start(rev_array(zero, elem), shape)
     elif against == "array":
