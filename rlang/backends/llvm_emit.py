@@ -137,6 +137,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         # Note [Frame variables in compiled errors] (llvm_report.py)
         self.reports_locals, self.locals_sites, self.locals_buffer = report_locals, {}, None
         self.visible = [var for var in fn.params if shown(var)]
+        self.exits: dict = {}           # scope → its error exit block (`error_exit`)
         # Note [Array parameters do not overlap] (llvm_alias.py)
         self.scopes = ParameterScopes(out, fn, distinct)
         super().__init__(self.builder)
@@ -244,10 +245,24 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
                                self.ctx_word(abi.CTX_FVALS + k))
         if record is not None:
             record()
-        self.report_locals()
-        self.release_owned()
-        self.builder.ret(ll.Constant(I32, 1))
+        self.builder.branch(self.error_exit())
         self.builder.position_at_end(ok)
+
+    def error_exit(self):
+        """The block that ends a failed call in the current scope: it reports the
+        frame's variables, frees the ancillas' memory and returns 1.  One per scope
+        (the variables shown, where they live, the memory owned), shared by all the
+        failure branches there, so a loop with many checks holds one copy."""
+        key = (tuple((var, id(self.slots.get(var))) for var in self.visible),
+               tuple(self.owned))
+        block = self.exits.get(key)
+        if block is None:
+            block = self.exits[key] = self.llfn.append_basic_block("error.exit")
+            with self.builder.goto_block(block):
+                self.report_locals()
+                self.release_owned()
+                self.builder.ret(ll.Constant(I32, 1))
+        return block
 
     def release_owned(self) -> None:
         """Free the buffers of the stacks and arrays this function has allocated and
@@ -642,9 +657,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
             b.store(ll.Constant(I64, stmt.site),
                     b.gep(self.ctx, [b.add(slot, ll.Constant(I64, abi.CTX_FRAMES))]))
             b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
-            self.report_locals()
-            self.release_owned()
-            b.ret(status)
+            b.branch(self.error_exit())         # (a failed call returns 1)
 
     def _check_call_aliasing(self, stmt: ir.Call) -> None:
         """Written arguments must not overlap another argument: compare addresses
