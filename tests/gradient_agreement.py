@@ -1,7 +1,9 @@
-"""The comparison of two backends' gradients, shared by tests/backends (llvm) and
-tests/cuda: None where the interpreter has none, else the same shape and values
-within RTOL (relative to the largest entry, so near-zero entries compare absolutely);
-complex gradients are complex on both sides."""
+"""The comparisons of two backends shared by tests/backends (llvm) and tests/cuda.
+
+Gradients: None where the interpreter has none, else the same shape and values within
+RTOL (relative to the largest entry, so near-zero entries compare absolutely);
+complex gradients are complex on both sides.  Errors: the same class, message, span
+and call chain."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,3 +24,12 @@ def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm
         assert g.shape == e.shape, context
         assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \
             f"{context}\n{backend} {g!r}\ninterpreter {e!r}"
+
+
+def assert_same_error(got, expected) -> None:
+    """The same class, message, span and call chain (function, site, direction)."""
+    assert type(got) is type(expected)
+    assert got.message == expected.message
+    assert got.span == expected.span
+    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
+        [(f.function, f.call_site, f.backward) for f in expected.frames]

@@ -26,7 +26,7 @@ import rlang
 from rlang.numbers import F32, I32, Fixed, ULog
 from rlang.values import Stack
 
-from gradient_agreement import assert_same_gradients
+from gradient_agreement import assert_same_error, assert_same_gradients
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
@@ -113,14 +113,6 @@ def errors_of(modules, call) -> list:
             call(module)
         errors.append(info.value)
     return errors
-
-
-def assert_same_error(got, expected) -> None:
-    assert type(got) is type(expected)
-    assert got.message == expected.message
-    assert got.span == expected.span
-    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
-        [(f.function, f.call_site, f.backward) for f in expected.frames]
 
 
 # --------------------------------------------------------------- forward, inverse

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from gradient_agreement import assert_same_error  # noqa: F401 (for the cuda tests)
 from gradient_agreement import assert_same_gradients as shared_assert_same_gradients
 
 HERE = Path(__file__).resolve().parent
@@ -27,15 +28,6 @@ def kernel_error(source: str, call) -> tuple:
             call(rlang.loads(source, backend=backend))
         errors.append(caught.value)
     return tuple(errors)
-
-
-def assert_same_error(got, expected) -> None:
-    """The same class, message, span and call chain (function, site, direction)."""
-    assert type(got) is type(expected)
-    assert got.message == expected.message
-    assert got.span == expected.span
-    assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
-        [(f.function, f.call_site, f.backward) for f in expected.frames]
 
 
 def same(a, b) -> bool:
