@@ -357,12 +357,15 @@ class ElemPlace:
 class Update:
     """`target op= value`.  `alias_checks` are (indices, site) pairs, one per read of
     the target's array by the value: at run time, those indices must not be the
-    target's (LANGUAGE.md §5); empty when unchecked."""
+    target's (LANGUAGE.md §5); empty when unchecked.  `reassociable`: a float sum
+    whose terms may be added in any order (Note [Reassociable gradient sums],
+    rlang/ad_ir.py)."""
 
     target: object
     op: str
     value: object
     alias_checks: tuple = ()
+    reassociable: bool = False
 
 
 @dataclass(frozen=True)

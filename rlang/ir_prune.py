@@ -21,12 +21,28 @@ each statement list:
 - a quiet statement none of whose written variables is live afterwards is dropped;
 - an unchecked `Dealloc` ends its variable's life; everything a kept statement
   mentions becomes live; at the end of a function body the parameters and `main`'s
-  store are live, at the end of a loop body everything but its own ancillas (a later
-  pass may read them).
+  store are live; at the end of a `while`/`from` loop body everything but its own
+  ancillas (a later pass may read them), and at the end of a `for` loop body what
+  Note [Liveness in for loops] says.
 
 Allocations and deallocations are always kept (memory is still taken and given
 back), so the program stays well formed; only the values left in dead ancillas
 differ, and nothing can observe them.
+
+Note [Liveness in for loops]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A variable is live at the end of a pass of a `for` body when the code after the
+loop reads it, or when the next pass reads it before writing it: the least
+solution of  live_out = live_after ∪ live_in(body),  found by pruning the body
+again with a larger live_out until it stops growing (it starts from live_after, so
+an ancilla that only its own dead updates read stays dead).  Liveness is per
+variable, so an array that a pass reads anywhere would stay live at the end of
+every pass; but a pass that touches only its own slice (`qx[k, j]` in a loop over
+k, every mention of `qx` in the body indexed by `k` at the same axis) cannot read
+what another pass wrote, and such *private* arrays carry no liveness from one pass
+to the next.  This is what drops the uncomputation inside the gradient pass of
+GMM's objective: the adjoint of `~@routine` still reads `qx[k, ·]` for the chain
+rule, but the `qx[k, r] -= …` that restores it is dead in every pass.
 """
 from __future__ import annotations
 
@@ -124,6 +140,11 @@ class _Effects:
 def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:
     """`body` without its dead quiet statements, given the variables live after it
     (`body` itself when nothing is dropped)."""
+    return _prune_live(body, live_out, effects)[0]
+
+
+def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
+    """(`body` pruned as `_prune` does, the variables live before it)."""
     live = set(live_out)
     kept = []
     for stmt in reversed(body):
@@ -134,17 +155,30 @@ def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:
         if not isinstance(stmt, ir.Alloc) and effects.is_quiet(stmt) and \
                 not (effects.written(stmt) & live):
             continue
-        stmt = _prune_inside(stmt, effects)
+        stmt = _prune_inside(stmt, live, effects)
         kept.append(stmt)
         live |= _mentioned(stmt)
     if len(kept) == len(body) and all(a is b for a, b in zip(reversed(kept), body)):
-        return body
-    return tuple(reversed(kept))
+        return body, live
+    return tuple(reversed(kept)), live
 
 
-def _prune_inside(stmt, effects: _Effects):
-    """A kept statement with the dead code of its loop bodies dropped."""
-    if isinstance(stmt, (ir.For, ir.While)):
+def _prune_inside(stmt, live_after: set, effects: _Effects):
+    """A kept statement with the dead code of its loop bodies dropped; `live_after`
+    holds the variables live after it."""
+    if isinstance(stmt, ir.For):
+        return _prune_for(stmt, live_after, effects)
+    if isinstance(stmt, ir.If):         # the branch's fi conditions are read after it
+        after = set(live_after).union(*(expr_vars(b.post) for b in stmt.branches
+                                        if b.post is not None))
+        branches = tuple(replace(b, body=_prune(b.body, after, effects))
+                         for b in stmt.branches)
+        orelse = _prune(stmt.orelse, after, effects)
+        if all(new.body is old.body for new, old in zip(branches, stmt.branches)) and \
+                orelse is stmt.orelse:
+            return stmt
+        return replace(stmt, branches=branches, orelse=orelse)
+    if isinstance(stmt, ir.While):
         body = _prune(stmt.body, _mentioned_outside(stmt), effects)
         return stmt if body is stmt.body else replace(stmt, body=body)
     if isinstance(stmt, ir.From):
@@ -155,6 +189,68 @@ def _prune_inside(stmt, effects: _Effects):
             return stmt
         return replace(stmt, body=body, step=step)
     return stmt
+
+
+def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
+    """A `for` loop with the dead code of its body dropped (Note [Liveness in for
+    loops]): what is live at the end of a pass is what is live after the loop, and
+    what the next pass reads before it writes, except the slices private to a pass."""
+    own = defined_vars(loop.body) | {loop.var}
+    private = _private_arrays(loop)
+    live_out = set(live_after) - own
+    while True:
+        body, live_in = _prune_live(loop.body, live_out, effects)
+        grown = live_out | (live_in - own - private)
+        if grown == live_out:
+            return loop if body is loop.body else replace(loop, body=body)
+        live_out = grown
+
+
+def _private_arrays(loop: ir.For) -> set:
+    """The arrays from outside `loop` that each pass touches only in its own slice:
+    every mention of them in the body is an element whose index at one fixed axis is
+    the loop index itself (the index distinct on every pass: a nonzero constant step,
+    and a body that does not write it)."""
+    if not (isinstance(loop.step, ir.Const) and loop.step.value):
+        return set()
+    axes: dict = {}             # array → the axes indexed by the loop index everywhere
+    excluded = set()
+
+    def element(var, indices) -> None:
+        here = {k for k, i in enumerate(indices)
+                if isinstance(i, ir.Read) and i.var is loop.var and i.field is None}
+        axes[var] = axes.get(var, here) & here
+
+    def expression(e) -> None:
+        if isinstance(e, ir.Load):
+            element(e.var, e.indices)
+        elif isinstance(e, ir.Read) and not isinstance(e.var.type, str):
+            excluded.add(e.var)         # a whole array or stack (a call's argument)
+        elif isinstance(e, ir.ComplexValue):
+            expression(e.re)
+            expression(e.im)
+        for x in ir.operands(e):
+            expression(x)
+
+    for stmt in walk(loop.body):
+        for e in stmt_exprs(stmt):
+            expression(e)
+        for place in stmt_places(stmt):
+            if isinstance(place, ir.ElemPlace):
+                element(place.var, place.indices)
+                for i in place.indices:
+                    expression(i)
+            else:
+                excluded.add(place.var)
+        if isinstance(stmt, (ir.Alloc, ir.Dealloc)):
+            excluded.add(stmt.var)
+            if isinstance(stmt, ir.Dealloc) and isinstance(stmt.value, ir.Read):
+                excluded.add(stmt.value.var)
+        if isinstance(stmt, (ir.Push, ir.Pop)):
+            excluded.add(stmt.stack)
+    if loop.var in excluded:    # written (a scalar's place), so perhaps not distinct
+        return set()
+    return {var for var, found in axes.items() if found and var not in excluded}
 
 
 def _mentioned_outside(stmt) -> set:

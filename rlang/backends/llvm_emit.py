@@ -316,7 +316,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         if stmt.op == "^=":
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
-            new = self.builder.fadd(old, value) if stmt.op == "+=" else \
+            flags = ("reassoc",) if stmt.reassociable else ()
+            new = self.builder.fadd(old, value, flags=flags) if stmt.op == "+=" else \
                 self.builder.fsub(old, value)
         else:
             new = self.builder.add(old, value) if stmt.op == "+=" else \
