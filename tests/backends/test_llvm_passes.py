@@ -1,6 +1,7 @@
 """The IR passes before code generation (issue #5): dead uncomputation
 (rlang/ir_prune.py, with liveness through `for` loops) and updates by known zeros
-(rlang/ir_zeros.py); and the reassociable gradient sums of the gradient pass.
+(rlang/ir_zeros.py); the reassociable gradient sums of the gradient pass; and the
+LLVM pipeline's scalar loop remainders.
 
 Each pass is checked twice: on the IR (what it drops and what it must keep) and on
 the compiled results, which must stay the interpreter's: forward, inverse, output,
@@ -290,3 +291,43 @@ def test_results_are_the_interpreters(invcheck):
         with redirect_stdout(out):
             getattr(module, "loud!")(0.0, X)
         assert out.getvalue() == "t 1.0\nt 1.0\n"
+
+
+LOOP_IR = """
+define void @add(ptr noalias %a, ptr noalias %b, i64 %n) {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %pa = getelementptr double, ptr %a, i64 %i
+  %pb = getelementptr double, ptr %b, i64 %i
+  %x = load double, ptr %pa
+  %y = load double, ptr %pb
+  %s = fadd double %x, %y
+  store double %s, ptr %pa
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+def test_loop_remainders_are_not_vectorised_and_llvm_is_left_as_it_was():
+    """Note [Scalar loop remainders] (backends/llvm_jit.py): our pipeline vectorises
+    the loop but not its remainder; a pipeline run afterwards (Numba's, in the same
+    process) gets LLVM's default back."""
+    import llvmlite.binding as llvm
+
+    from rlang.backends import llvm_jit
+
+    machine = llvm_jit.target_machine()
+    ours = str(llvm_jit.optimise(LOOP_IR, machine))
+    assert "vector.body" in ours and "vec.epilog" not in ours
+    module = llvm.parse_assembly(LOOP_IR)
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+    assert "vector.body" in str(module) and "vec.epilog" in str(module)
