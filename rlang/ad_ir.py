@@ -14,9 +14,10 @@ agree.  An expression's chain rule is unrolled at compile time: its float nodes 
 evaluated once into temporaries (`materialise`, as the interpreter records them),
 then each operand receives `seed · ∂node/∂operand`, with the partial derivatives
 traced from the primitive registry (rlang/symbolic.py).  Where a seed is zero the
-interpreter does not descend; here the product is guarded to zero instead
+interpreter does not descend; here an update's chain rule runs in a branch where its
+seed is nonzero, and the seeds inside it guard their products to zero
 (`ir.Guarded`), so that an infinite partial derivative behind a zero seed gives 0,
-not NaN, in both.
+not NaN, in both (Note [Zero seeds], rlang/ir_guards.py).
 
 Note [Reassociable gradient sums]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -33,7 +34,10 @@ with them every restored input, are still computed in the interpreter's order.
 """
 from __future__ import annotations
 
+import math
+
 from . import ir
+from .ir_guards import when_nonzero
 from .ir_shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
 
@@ -43,15 +47,17 @@ def adjoint_module(module: ir.Module) -> ir.Module:
     return derive_module(module, AdjointFunction)
 
 
-def scaled(seed, partial):
-    """seed · partial, zero wherever the seed is zero."""
+def scaled(seed, partial, guarded: bool = True):
+    """seed · partial, zero wherever the seed is zero (`guarded`: also where the
+    partial is not finite; not needed where the seed is known to be nonzero)."""
     if is_one(partial):
         return seed
-    if isinstance(partial, ir.Const):
+    product = ir.Binary("*", seed, partial, "f64")
+    if isinstance(partial, ir.Const) and math.isfinite(partial.value):
         if partial.value == -1.0:
             return ir.Unary("-", seed, "f64")
-        return ir.Binary("*", seed, partial, "f64")
-    return ir.Guarded((seed,), ir.Binary("*", seed, partial, "f64"))
+        return product
+    return ir.Guarded((seed,), product) if guarded else product
 
 
 class AdjointFunction(ShadowFunction):
@@ -61,9 +67,11 @@ class AdjointFunction(ShadowFunction):
         return k not in self.fn.written      # a read-only view's gradient is added to
 
     # ------------------------------------------------------------ chain rule
-    def backprop(self, node, seed, values: dict) -> list:
+    def backprop(self, node, seed, values: dict, guarded: bool = True) -> list:
         """Statements adding seed · ∂node/∂leaf to the gradient of every view `node`
-        reads; `values` holds the nodes' values (from `materialise`)."""
+        reads; `values` holds the nodes' values (from `materialise`).  Without
+        `guarded`, the caller runs them only where the seed is nonzero (Note [Zero
+        seeds], rlang/ir_guards.py)."""
         if isinstance(node, (ir.Read, ir.Load)):
             place = self.leaf_place(node)
             return [] if place is None else [ir.Update(place, "+=", seed, reassociable=True)]
@@ -71,7 +79,7 @@ class AdjointFunction(ShadowFunction):
         shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
         out = []
         for k, partial in partials(shallow):
-            child, child_seed = operands[k], scaled(seed, partial)
+            child, child_seed = operands[k], scaled(seed, partial, guarded)
             if isinstance(child, (ir.Read, ir.Load)):
                 out += self.backprop(child, child_seed, values)
                 continue
@@ -104,8 +112,9 @@ class AdjointFunction(ShadowFunction):
         value = self.materialise(stmt.value, allocs, temps, values)
         g = place_value(gradient)
         seed, seed_alloc = self.temp(g if stmt.op == "-=" else ir.Unary("-", g, "f64"), "seed")
+        chain = self.backprop(stmt.value, ir.Read(seed), values, guarded=False)
         return allocs + [ir.Update(stmt.target, stmt.op, value, stmt.alias_checks),
-                         seed_alloc] + self.backprop(stmt.value, ir.Read(seed), values) + \
+                         seed_alloc] + when_nonzero((ir.Read(seed),), chain) + \
             [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
 
     def rotation(self, stmt: ir.Instr, shadows: tuple) -> list:

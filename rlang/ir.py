@@ -327,6 +327,16 @@ class Guarded:
     type: str = "f64"
 
 
+@dataclass(frozen=True)
+class Nonzero:
+    """Whether any of `values` (floats) is not zero (NaN is not zero): the condition
+    of the `if` around the chain rule of one seed, which the interpreter skips when
+    the seed is zero (Note [Zero seeds], rlang/ir_guards.py)."""
+
+    values: tuple
+    type: str = "bool"
+
+
 # ------------------------------------------------------------------------ places
 
 @dataclass(frozen=True)
@@ -569,6 +579,8 @@ def operands(e) -> tuple:
         return (e.cond, e.then, e.otherwise)
     if kind is Guarded:
         return e.guards + (e.value,)
+    if kind is Nonzero:
+        return e.values
     return ()
 
 
@@ -589,6 +601,8 @@ def with_operands(e, new: tuple):
         return replace(e, cond=new[0], then=new[1], otherwise=new[2])
     if kind is Guarded:
         return replace(e, guards=tuple(new[:-1]), value=new[-1])
+    if kind is Nonzero:
+        return replace(e, values=tuple(new))
     return e
 
 

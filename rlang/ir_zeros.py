@@ -17,7 +17,8 @@ that tracks the f64/f32 variables known to be all zero:
   guards is known zero (a guarded product is 0 for a zero seed even where the
   partial is not finite, as the interpreter skips zero seeds);
 - `+=`/`-=` of a known-zero value is dropped (x ± 0 is x; only the sign of a zero
-  gradient can differ);
+  gradient can differ), and so is the chain rule of a known-zero seed (a branch
+  that runs where the seed is nonzero, Note [Zero seeds] in rlang/ir_guards.py);
 - any other write makes its variable unknown: updates, instructions, the written
   arguments of calls;
 - a loop body starts from what is zero on every pass (the walk is repeated until
@@ -36,6 +37,7 @@ import math
 from dataclasses import replace
 
 from . import ir
+from .ir_guards import seed_guards
 from .ir_walk import has_checks, nested_bodies, walk
 
 _FLOAT = ("f64", "f32")
@@ -57,6 +59,9 @@ def _walk_body(body: tuple, zero: frozenset, module) -> tuple:
     for stmt in body:
         if isinstance(stmt, ir.Update) and stmt.op in ("+=", "-=") and \
                 _is_zero(stmt.value, zero) and not _checks(stmt):
+            continue
+        guards = seed_guards(stmt)      # a seed branch that never runs
+        if guards is not None and all(_is_zero(g, zero) for g in guards):
             continue
         stmt = _walk_nested(stmt, zero, module)
         _transfer(stmt, zero, module)

@@ -112,6 +112,19 @@ class TangentFunction(ShadowFunction):
         return _sum(terms)
 
     # ------------------------------------------------------------ statements
+    def _if(self, stmt: ir.If) -> list:
+        """A seed branch of the gradient pass (Note [Zero seeds], ir_guards.py) also
+        runs where a seed's tangent is nonzero, as a dual seed is zero only when both
+        of its parts are; other branches test values only."""
+        branches = []
+        for b in stmt.branches:
+            pre = b.pre
+            if isinstance(pre, ir.Nonzero):
+                tangents = tuple(t for t in map(self.tangent, pre.values) if t is not None)
+                pre = ir.Nonzero(pre.values + tangents)
+            branches.append(ir.Branch(pre, b.post, self.body(b.body)))
+        return [ir.If(tuple(branches), self.body(stmt.orelse), stmt.site)]
+
     def _update(self, stmt: ir.Update) -> list:
         shadow = self.shadow_place(stmt.target)
         tangent = None if shadow is None or stmt.op == "^=" else \

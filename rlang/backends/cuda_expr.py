@@ -174,6 +174,9 @@ class ExprWriter:
         zero = " and ".join(f"({self.expr(g)} == 0.0)" for g in e.guards)
         return f"(0.0 if {zero} else {self.expr(e.value)})"
 
+    def _e_nonzero(self, e: ir.Nonzero) -> str:
+        return "(" + " or ".join(f"({self.expr(v)} != 0.0)" for v in e.values) + ")"
+
     def _e_reinterpret(self, e: ir.Reinterpret) -> str:
         return self.expr(e.operand)         # a ulog and its logarithm: the same float
 

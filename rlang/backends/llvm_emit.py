@@ -15,6 +15,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from .. import ir
+from ..ir_guards import selects_outside_gathers
 from ..ir_prune import prune_module
 from ..ir_zeros import drop_zero_updates
 from . import abi
@@ -82,8 +83,9 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
     variables to Python (Note [Frame variables in compiled errors], llvm_report.py;
     off for derivative passes)."""
-    # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py)
-    module = prune_module(drop_zero_updates(module))
+    # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py),
+    # Note [Zero seeds] (ir_guards.py)
+    module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
     out = ll.Module(name=name)
     recursive = recursive_symbols(module)
     distinct = distinct_gradients(module)

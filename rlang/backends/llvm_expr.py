@@ -290,6 +290,13 @@ class ExprEmitter:
                                                        ll.Constant(F64, 0.0)))
         return b.select(all_zero, ll.Constant(F64, 0.0), self.expr(e.value))
 
+    def _e_nonzero(self, e: ir.Nonzero):
+        b = self.builder
+        some = ll.Constant(I1, 0)
+        for value in e.values:              # NaN is not zero
+            some = b.or_(some, b.fcmp_unordered("!=", self.expr(value), ll.Constant(F64, 0.0)))
+        return some
+
     def _e_reinterpret(self, e: ir.Reinterpret):
         return self.expr(e.operand)         # a ulog and its logarithm: the same double
 

@@ -1,0 +1,96 @@
+"""Zero seeds in the compiled gradient pass (Note [Zero seeds], rlang/ir_guards.py):
+the chain rule of a seed runs in a branch where the seed is nonzero; in loops that
+do not gather or scatter the branch becomes guarded values (selects).  Either way
+the gradients and Hessians are the interpreter's, which skips zero seeds."""
+from __future__ import annotations
+
+import numpy as np
+
+import rlang
+from rlang import ir
+from rlang.ad_ir import adjoint_module
+from rlang.ir_guards import seed_guards, selects_outside_gathers
+from rlang.ir_walk import walk
+from rlang.lower import lower, type_of_value
+
+from gradient_agreement import assert_same_gradients
+
+SOURCE = """
+# y! += A x for A in compressed sparse column form (a gather and a scatter)
+function csc!(y!: f64[:], colptr: i64[:], rowval: i64[:], nzval: f64[:], x: f64[:])
+    for j = 0:length(x) - 1
+        for p = colptr[j]:colptr[j + 1] - 1
+            y![rowval[p]] += nzval[p] * x[j]
+        end
+    end
+end
+
+# s! += sum of squares: a loop LLVM vectorises
+function sumsq!(s!: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        s! += x[i] * x[i]
+    end
+end
+
+# y! += 3 x^2 through two ancillas; at x = 0 both of their gradients are zero,
+# but not their derivatives (the Hessian needs those seeds' chain rule)
+function prod!(y!: f64, x: f64)
+    @routine begin
+        t ← 0.0
+        t += 3.0 * x
+        u ← 0.0
+        u += x
+    end
+    y! += t * u
+    ~@routine
+end
+"""
+
+COLPTR = np.array([0, 2, 3, 5])
+ROWVAL = np.array([0, 2, 1, 0, 2])
+
+
+def _gradient_pass(name: str, args: list):
+    unit = rlang.loads(SOURCE).unit
+    types = tuple(type_of_value(a) for a in args)
+    return adjoint_module(lower(unit, name, types, True, False))
+
+
+def _branches_and_selects(module) -> tuple:
+    stmts = [s for fn in module.functions.values() for s in walk(fn.body)]
+    branches = sum(seed_guards(s) is not None for s in stmts)
+    selects = sum(isinstance(s, ir.Update) and isinstance(s.value, ir.Guarded)
+                  for s in stmts)
+    return branches, selects
+
+
+def test_seed_branches_stay_in_gather_loops_only():
+    csc = _gradient_pass("csc!", [np.zeros(3), COLPTR, ROWVAL, np.ones(5), np.ones(3)])
+    assert _branches_and_selects(csc) == (1, 0)
+    assert _branches_and_selects(selects_outside_gathers(csc)) == (1, 0)
+    squares = _gradient_pass("sumsq!", [0.0, np.ones(3)])
+    assert _branches_and_selects(squares) == (1, 0)
+    assert _branches_and_selects(selects_outside_gathers(squares)) == (0, 2)
+
+
+def test_an_infinite_partial_behind_a_zero_seed_adds_nothing():
+    """Rows 1 and 2 of y get an infinite product; the loss y[0] gives them zero
+    seeds, so x's and nzval's gradients stay finite, as the interpreter's do."""
+    nzval = np.array([2.0, np.inf, np.inf, -1.5, 0.5])
+    x = np.array([0.5, -2.0, 3.0])
+    args = [np.zeros(3), COLPTR, ROWVAL, nzval, x]
+    llvm = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    interp = rlang.loads(SOURCE, invcheck=False)
+    got = rlang.gradient(llvm["csc!"], args, ("y!", 0))
+    assert_same_gradients(got, rlang.gradient(interp["csc!"], args, ("y!", 0)))
+    assert np.all(np.isfinite(got[3])) and np.all(np.isfinite(got[4]))
+    assert np.array_equal(got[4], [2.0, 0.0, -1.5])
+
+
+def test_a_zero_seed_with_a_nonzero_tangent_runs_its_chain_rule():
+    for invcheck in (True, False):
+        llvm = rlang.loads(SOURCE, backend="llvm", invcheck=invcheck)
+        interp = rlang.loads(SOURCE, invcheck=invcheck)
+        want = rlang.hessian(interp["prod!"], [0.0, 0.0], "y!")
+        assert np.array_equal(want, [[0.0, 0.0], [0.0, 6.0]])
+        assert np.array_equal(rlang.hessian(llvm["prod!"], [0.0, 0.0], "y!"), want)
