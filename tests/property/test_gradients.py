@@ -284,7 +284,12 @@ def central_difference(fn, args, which: int, position, index, step=STEP) -> floa
 def test_gradients_of_random_programs_match_finite_differences(source, inputs, k, loss):
     module = rlang.loads(source)
     args = [*inputs[:4], np.array(inputs[4:]), k]
-    outputs = module.f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    try:
+        outputs = module.f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    except rlang.RlangError:
+        # a value overflowed (exp(exp(9.0)) is inf), and the uncomputation left NaN
+        # (inf - inf) where a deallocation checks for 0: not a question of gradients
+        assume(False)
     values = [*outputs[:4], *outputs[4]]
     assume(all(math.isfinite(x) and abs(x) < 100.0 for x in values))
     name, position, index = loss
