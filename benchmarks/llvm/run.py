@@ -389,8 +389,8 @@ def main() -> int:
     if not args.no_rlang:
         off, on, why = load_llvm(rlang)
     print(f"# rlang llvm backend: {'available' if off is not None else 'n/a — ' + why}")
-    print(f"# best of {repeat}; one call; rlang gradient = rlang.gradient (forward + "
-          f"backward, invcheck off)\n")
+    print(f"# best of {repeat}; one call; rlang gradient = rlang.gradient (invcheck off: "
+          f"forward where needed + backward)\n")
 
     cases = build_cases(args, clib, B)
     header = (f"{'workload':11s} {'size':27s} {'numba':>9s} {'C':>9s} {'rl off':>9s} "

@@ -37,6 +37,10 @@ _counter = itertools.count()
 
 
 class CudaFunctions:
+    #: gradients always run the forward kernels first (Note [Gradients without the
+    #: forward run] is for host memory only)
+    forward_free_gradients = False
+
     def __init__(self, unit, invcheck: bool, interpreter):
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self._programs: dict = {}

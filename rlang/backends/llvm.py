@@ -20,6 +20,10 @@ from .llvm_jit import compile_module
 
 
 class LlvmFunctions:
+    #: with invcheck off, a gradient may skip the forward run (Note [Gradients
+    #: without the forward run], rlang/ir_outputs.py)
+    forward_free_gradients = True
+
     def __init__(self, unit, invcheck: bool, interpreter):
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self._source_key = _unit_key(unit)
@@ -44,6 +48,12 @@ class LlvmFunctions:
         if signature and all(v is a for v, a in zip(values, args)):
             self._fast[(name, inverse, signature)] = (native, symbol)
         return self.run(native, symbol, values)
+
+    def conforms(self, name: str, args: list, inverse: bool = False) -> bool:
+        """Whether `args` are known to bind to `name`'s parameters as they are (an
+        earlier call with arguments of the same kinds took the fast path)."""
+        signature = signature_of(args)
+        return bool(signature) and (name, inverse, signature) in self._fast
 
     def bind(self, name: str, args: list) -> list:
         """The arguments conformed to `name`'s parameters, by the interpreter's rules

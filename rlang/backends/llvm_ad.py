@@ -17,8 +17,9 @@ import numpy as np
 
 from .. import ast, ir
 from ..ad import loss_location, resolve_loss
-from ..errors import RlangTypeError
+from ..errors import RlangError, RlangTypeError
 from ..ad_ir import AdjointFunction, adjoint_module
+from ..ir_outputs import accumulate_only
 from ..ir_shadow import shadow_type
 from ..lower import lower, symbol_of, type_of_value
 from ..numbers import ULog, ULogArray
@@ -33,6 +34,10 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
     device arrays of gradients, which stay on the device."""
     key = _plan_key(name, args, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
+    if plan is not None and plan.added is not None:
+        result = _without_forward(functions, plan, name, args, inverse)
+        if result is not None:
+            return result
     if plan is None:        # compile both passes before anything runs: a refusal
         types = functions.types_of(functions.bind(name, args))         # leaves the
         functions.native(name, types, inverse)                          # arguments
@@ -42,6 +47,11 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
         plan = _GradientPlan(functions, name, outputs, loss, inverse)
         if key is not None and plan.constant_loss:      # (plain arguments only)
             functions.plans[key] = plan
+    return _gradient_pass(functions, plan, outputs)
+
+
+def _gradient_pass(functions, plan, outputs: list) -> tuple:
+    """Seed the loss, run the gradient pass from `outputs`, return the gradients."""
     gradients = plan.zero_gradients(outputs)
     position, index = plan.position, plan.index
     seed = 1j if plan.part == "im" else _seed(outputs[position], index)
@@ -54,6 +64,21 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
                         outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])
     return tuple(_in_value_space(g, x) for g, x in zip(returned, new[:len(outputs)]))
+
+
+def _without_forward(functions, plan, name: str, args: list, inverse: bool):
+    """The gradients by the pass alone, started from the inputs, with the arrays the
+    function adds to copied (Note [Gradients without the forward run],
+    rlang/ir_outputs.py); None where the arguments do not conform as they are or
+    the pass fails (the caller then runs the forward run and the pass)."""
+    if not functions.conforms(name, args, inverse) or not plan.fits(args):
+        return None
+    outputs = [value.copy() if k in plan.added and isinstance(value, np.ndarray) else value
+               for k, value in enumerate(args)]
+    try:
+        return _gradient_pass(functions, plan, outputs)
+    except RlangError:
+        return None
 
 
 def _plan_key(name: str, args: list, loss, inverse: bool):
@@ -103,6 +128,12 @@ class _GradientPlan:
         self.plain = not any(isinstance(s, ir.StackType) for s in shadows) and \
             all(type(v) is np.ndarray or not isinstance(v, np.ndarray) for v in outputs)
         self.zeros = [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, outputs)]
+        # the parameters f only adds to, where the pass needs no forward run
+        self.added = None
+        if functions.forward_free_gradients and not functions.invcheck and self.plain \
+                and not isinstance(outputs[self.position], ULog):
+            self.added = accumulate_only(lower(functions.unit, name, self.types, inverse,
+                                               False))
 
     def zero_gradients(self, outputs: list) -> list:
         """A zero gradient per argument (None for integers and bools)."""

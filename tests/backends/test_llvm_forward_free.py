@@ -1,0 +1,177 @@
+"""Gradients without the forward run (Note [Gradients without the forward run],
+rlang/ir_outputs.py): with invcheck off, a function that only reads some parameters
+and only adds to the others gets its gradient from the pass alone, started from
+its inputs.  The analysis is checked on the IR; the gradients against the
+interpreter's and against the compiled gradient with the forward run; the caller's
+arrays are left as they were; a failing pass gives the forward run's error."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang.ir_outputs import accumulate_only
+from rlang.lower import lower, type_of_value
+
+from gradient_agreement import assert_same_error, assert_same_gradients
+from test_llvm_gradients import float_programs
+
+REPO = Path(__file__).resolve().parents[2]
+WORKLOADS = REPO / "benchmarks" / "llvm" / "workloads.rev"
+
+SOURCE = """
+function add_sq!(s!: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        s! += x[i] * x[i]
+    end
+end
+
+# s! is added to through a call, y! element by element
+function outer!(s!: f64, y!: f64[:], x: f64[:])
+    add_sq!(s!, x)
+    for i = 0:length(x) - 1
+        y![i] -= 2.0 * x[i]
+    end
+end
+
+# s! is read as well: the pass needs its final value
+function reads!(s!: f64, x: f64[:])
+    s! += x[0]
+    x[1] += s! * 0.5
+end
+
+# x is swapped, not added to
+function swaps!(s!: f64, x: f64[:])
+    SWAP(x[0], x[1])
+    s! += x[0] * 3.0
+end
+
+function loud!(s!: f64, x: f64[:])
+    s! += x[0]
+    @safe print("s", s!)
+end
+
+function pick!(s!: f64, x: f64[:], i: i64)
+    s! += x[i] * x[i]
+end
+
+# the conversion is checked with invcheck off too
+function whole!(s!: f64, x: f64[:])
+    s! += x[1] * f64(i64(x[0] * 2.0))
+end
+"""
+
+X = np.array([0.5, -1.25, 2.0])
+
+
+def _accumulated(name: str, args: list):
+    unit = rlang.loads(SOURCE).unit
+    return accumulate_only(lower(unit, name, tuple(type_of_value(a) for a in args),
+                                 False, False))
+
+
+def test_which_functions_need_no_forward_run():
+    assert _accumulated("add_sq!", [0.0, X]) == {0}
+    assert _accumulated("outer!", [0.0, X.copy(), X]) == {0, 1}
+    assert _accumulated("pick!", [0.0, X, 1]) == {0}
+    assert _accumulated("whole!", [0.0, X]) == {0}
+    for name in ("reads!", "swaps!", "loud!"):
+        assert _accumulated(name, [0.0, X]) is None, name
+
+
+def _counting(module):
+    """The module's compiled functions, counting the forward runs."""
+    functions = module.compiled
+    calls = []
+    original = functions.call
+
+    def call(name, args, inverse=False):
+        calls.append(name)
+        return original(name, args, inverse)
+
+    functions.call = call
+    return calls
+
+
+@pytest.mark.parametrize("name, args, loss", [
+    ("add_sq!", [0.0, X], "s!"),
+    ("outer!", [1.5, np.array([1.0, 2.0, 3.0]), X], "s!"),
+    ("outer!", [1.5, np.array([1.0, 2.0, 3.0]), X], ("y!", 2)),
+    ("reads!", [0.25, X], "s!"),
+    ("swaps!", [0.0, X], "s!"),
+])
+def test_gradients_are_the_interpreters_and_arguments_are_left_alone(name, args, loss):
+    interp = rlang.loads(SOURCE, invcheck=False)
+    llvm = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    expected = rlang.gradient(interp[name], [a.copy() if isinstance(a, np.ndarray) else a
+                                             for a in args], loss)
+    calls = _counting(llvm)
+    for _ in range(3):
+        before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        assert_same_gradients(rlang.gradient(llvm[name], args, loss), expected, name)
+        for a, b in zip(args, before):
+            if isinstance(a, np.ndarray):
+                assert np.array_equal(a, b)
+    skipped = _accumulated(name, args) is not None
+    assert len(calls) == (1 if skipped else 3)      # the first call builds the plan
+
+
+def test_a_failing_pass_gives_the_forward_runs_error():
+    """The pass fails its conversion as the forward run would (running backward);
+    the driver then runs the forward run, whose error is the interpreter's."""
+    interp = rlang.loads(SOURCE, invcheck=False)
+    llvm = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    calls = _counting(llvm)
+    rlang.gradient(llvm["whole!"], [0.0, X], "s!")           # the plan
+    bad = np.array([0.3, 1.0, 2.0])
+    with pytest.raises(rlang.RlangError) as got:
+        rlang.gradient(llvm["whole!"], [0.0, bad], "s!")
+    with pytest.raises(rlang.RlangError) as want:
+        rlang.gradient(interp["whole!"], [0.0, bad], "s!")
+    assert_same_error(got.value, want.value)
+    assert "running backward" not in want.value.render()
+    assert len(calls) == 2 and np.array_equal(bad, [0.3, 1.0, 2.0])
+
+
+def test_invcheck_on_always_runs_forward():
+    llvm = rlang.loads(SOURCE, backend="llvm")
+    calls = _counting(llvm)
+    for _ in range(2):
+        rlang.gradient(llvm["add_sq!"], [0.0, X], "s!")
+    assert len(calls) == 2
+
+
+def test_the_benchmark_objectives():
+    """GMM's objective, the CSC product and the sum of squares skip the forward run
+    and agree with the interpreter."""
+    sys.path.insert(0, str(WORKLOADS.parent))
+    import baselines
+
+    g = baselines.make_gmm(3, 4, 6)
+    sparse = baselines.make_sparse(20, 20, 0.3)
+    cases = [("gmm_objective!", [0.0, g["alphas"], g["means"], g["icf"], g["x"], g["gamma"],
+                                 g["m"]], "err!"),
+             ("csc_matvec!", [np.zeros(20), sparse["colptr"], sparse["rowval"],
+                              sparse["nzval"], sparse["x"]], ("y!", 3)),
+             ("sumsq!", [0.0, np.linspace(-1.0, 1.0, 50)], "s!")]
+    interp = rlang.load(WORKLOADS, invcheck=False)
+    llvm = rlang.load(WORKLOADS, backend="llvm", invcheck=False)
+    calls = _counting(llvm)
+    for name, args, loss in cases:
+        expected = rlang.gradient(interp[name], args, loss)
+        for _ in range(2):
+            assert_same_gradients(rlang.gradient(llvm[name], args, loss), expected, name)
+    assert calls == [name for name, _, _ in cases]      # one forward run each
+
+
+@float_programs(max_examples=40)
+def test_generated_programs_with_invcheck_off(source, args, loss):
+    interp = rlang.loads(source, invcheck=False)
+    llvm = rlang.loads(source, backend="llvm", invcheck=False)
+    copy = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    expected = rlang.gradient(interp.f, copy, loss)
+    for _ in range(2):          # the second call may skip the forward run
+        assert_same_gradients(rlang.gradient(llvm.f, args, loss), expected, source)
