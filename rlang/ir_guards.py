@@ -17,13 +17,14 @@ behind a zero seed gives no NaN, and nothing is added anywhere.  The gradient pa
   where its parent's is not).
 
 A branch in a loop that LLVM would otherwise vectorise stops it vectorising (the
-triangular loop of GMM's gradient at d = 64 ran 2.1x slower), and there a select
-costs less.  `selects_in_vector_loops(module)` turns the seed branches of each
-innermost `for` loop that looks vectorisable (no calls, no nested loops or other
-branches, no index loaded from memory: no gather or scatter) back into `Guarded`
-values: each update and temporary of the branch gets the branch's guards.  The
-two forms compute the same gradients; a guarded update adds +0.0 where the branch
-adds nothing, which differs only in the sign of a zero gradient.
+triangular loop of GMM's gradient at d = 64 ran 2.1x slower), and where seeds are
+mostly nonzero a select costs no more than a branch.  `selects_outside_gathers(module)`
+therefore turns every seed branch back into `Guarded` values (each update and
+temporary of the branch gets the branch's guards), except in the loop bodies that
+gather or scatter (an index loaded from memory, as `y[rowval[p]]`): those do not
+vectorise anyway, and there the branch skips the work of zero seeds.  The two forms
+compute the same gradients; a guarded update adds +0.0 where the branch adds
+nothing, which differs only in the sign of a zero gradient.
 
 The tangent transform (rlang/tangent_ir.py) adds the seeds' tangents to the
 condition, as a dual seed is zero only when both of its parts are.
