@@ -86,6 +86,33 @@ def _same(x):
 lb = li32 = li64 = lf32 = lf64 = _same
 
 
+# Note [No fused multiply-add]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# NVVM contracts a multiply followed by an add into one fused multiply-add (its
+# option -fma=1 is the default, and Numba has no switch for it).  An fma rounds once
+# where the interpreter rounds twice, so results differ in the last bit, and worse, an
+# uncomputation stops undoing its computation: `t += q * q` stores fl(q·q), and
+# `t -= q * q` fused becomes fma(-q, q, t), which leaves the product's rounding error
+# in t instead of 0.  Inverses then restore their inputs only approximately, and
+# ancillas are not freed at zero.  So generated code writes every float product as
+# `fmul`, which on a GPU is libdevice's `dmul_rn`: PTX `mul.rn.f64`, whose explicit
+# rounding mode keeps the optimiser from fusing it (PTX ISA, "mul": instructions with
+# a rounding modifier are treated conservatively).  f32 products are f64 products
+# rounded once (r32), so they need nothing else.  Helpers that multiply and whose
+# result an add may follow (b_abs2) use fmul too; fixed products are integer
+# arithmetic.  tests/cuda/test_ptx_and_cli.py checks the PTX.
+
+def fmul(x, y):
+    """x * y rounded on its own (Note [No fused multiply-add]); `dmul_rn` is bound by
+    gpu_namespace."""
+    return dmul_rn(x, y)      # noqa: F821
+
+
+def _plain_product(x, y):
+    """dmul_rn's stand-in where the helpers are compiled for the CPU (the tests)."""
+    return x * y
+
+
 def fdiv(x, y):
     if y == 0.0:
         if x == 0.0 or x != x:
@@ -218,7 +245,7 @@ def b_log1p(x): return math.log1p(x)            # noqa: E704
 def b_expm1(x): return math.expm1(x)            # noqa: E704
 def b_sqrt(x): return math.sqrt(x)              # noqa: E704
 def b_hypot(x, y): return math.hypot(x, y)      # noqa: E704
-def b_abs2(x): return x * x                     # noqa: E704
+def b_abs2(x): return fmul(x, x)                # noqa: E704
 def b_angle(x): return math.atan2(0.0, x)       # noqa: E704
 def b_real(x): return x                         # noqa: E704
 def b_conj(x): return x                         # noqa: E704
@@ -263,7 +290,7 @@ def b_sign(x):
     return (x > 0) - (x < 0) + x - x
 
 
-_HELPERS = ("w64 w32 r32 f64 ci lb li32 li64 lf32 lf64 fdiv ffdiv fmod fpow idiv imod ipow "
+_HELPERS = ("w64 w32 r32 f64 ci lb li32 li64 lf32 lf64 fmul fdiv ffdiv fmod fpow idiv imod ipow "
             "shl shr fcount differs rec frame inb ldk1 ldk2 ldk3 cki ckc ckp cvf_int cvi_i32 "
             "cvf_bool cvi_bool").split() + list(SHARED) + list(NATIVE)
 
@@ -274,6 +301,7 @@ def gpu_namespace(jit=None) -> dict:
     `numba.njit` to run the GPU versions on the CPU)."""
     missing = [name for name in BUILTINS if "b_" + name not in globals()]
     assert not missing, missing
+    on_gpu = jit is None
     jit = jit or cuda.jit(device=True)
     names = _HELPERS + ["b_" + name for name in BUILTINS] + ["b_atan2"]
     # the helpers call each other: rebind them to globals holding the device versions
@@ -281,6 +309,12 @@ def gpu_namespace(jit=None) -> dict:
     from . import cuda_fixed, cuda_systems
 
     space = {**vars(cuda_fixed), **vars(cuda_systems), **globals()}
+    if on_gpu:
+        from numba.cuda import libdevice
+
+        space["dmul_rn"] = libdevice.dmul_rn
+    else:
+        space["dmul_rn"] = jit(_plain_product)
     for name in names:
         f = globals()[name]
         space[name] = jit(FunctionType(f.__code__, space, name, f.__defaults__))

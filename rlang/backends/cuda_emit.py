@@ -402,14 +402,15 @@ class FunctionWriter(ExprWriter):
         return [self.temp(i, "i") for i in place.indices]
 
     def _rotation(self, stmt: ir.Instr, texts, index_lists, t: str) -> None:
-        """ROT, IROT and HADAMARD, computed in f64 as the interpreter does."""
+        """ROT, IROT and HADAMARD, computed in f64 as the interpreter does (products
+        unfused: Note [No fused multiply-add], cuda_device.py)."""
         a, b, na, nb = self.fresh("a"), self.fresh("b"), self.fresh("a"), self.fresh("b")
         self.emit(f"{a} = f64({texts[0]})")
         self.emit(f"{b} = f64({texts[1]})")
         if stmt.name == "HADAMARD":
             s = repr(0.5 ** 0.5)
-            self.emit(f"{na} = ({a} + {b}) * {s}")
-            self.emit(f"{nb} = ({a} - {b}) * {s}")
+            self.emit(f"{na} = fmul({a} + {b}, {s})")
+            self.emit(f"{nb} = fmul({a} - {b}, {s})")
         else:
             theta = self.fresh("th")
             self.emit(f"{theta} = {self.value(stmt.angle)}")
@@ -417,11 +418,11 @@ class FunctionWriter(ExprWriter):
             self.emit(f"{c} = b_cos(f64({theta}))")
             self.emit(f"{s} = b_sin(f64({theta}))")
             if stmt.name == "ROT":
-                self.emit(f"{na} = {c} * {a} - {s} * {b}")
-                self.emit(f"{nb} = {s} * {a} + {c} * {b}")
+                self.emit(f"{na} = fmul({c}, {a}) - fmul({s}, {b})")
+                self.emit(f"{nb} = fmul({s}, {a}) + fmul({c}, {b})")
             else:
-                self.emit(f"{na} = {c} * {a} + {s} * {b}")
-                self.emit(f"{nb} = {c} * {b} - {s} * {a}")
+                self.emit(f"{na} = fmul({c}, {a}) + fmul({s}, {b})")
+                self.emit(f"{nb} = fmul({c}, {b}) - fmul({s}, {a})")
         wrap = "r32" if t == "f32" else ""
         self.store(stmt.places[0], index_lists[0], f"{wrap}({na})")
         self.store(stmt.places[1], index_lists[1], f"{wrap}({nb})")

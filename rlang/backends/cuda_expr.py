@@ -6,8 +6,9 @@ rlang/backends/cuda_device.py (GPUs), which have the same names.  Operators whos
 Python meaning differs from the interpreter's are helper calls: integer results are
 wrapped (`w64`, `w32`), f32 results rounded once from f64 (`r32`, as the
 interpreter computes them), division and powers go through `fdiv`, `idiv`, ….
-Plain `+ - *` on f64, comparisons and `and`/`or` are written as Python operators:
-they mean the same on both sides.
+Plain `+ -` on f64, comparisons and `and`/`or` are written as Python operators:
+they mean the same on both sides.  A float product is `fmul`, which a GPU rounds on
+its own (Note [No fused multiply-add], cuda_device.py).
 
 fixed, ulog and complex values are held as cuda_systems.py says: a fixed as its raw
 integer (`+ -` wrap like i64, `*` and `/` are `fxmul`/`fxdiv`), a ulog as its
@@ -225,8 +226,10 @@ class ExprWriter:
     def _float_binary(self, e: ir.Binary) -> str:
         a, b = self.as_f64(e.left), self.as_f64(e.right)
         op = e.op
-        if op in ("+", "-", "*"):
+        if op in ("+", "-"):
             text = f"({a} {op} {b})"
+        elif op == "*":
+            text = f"fmul({a}, {b})"
         else:
             helper = {"/": "fdiv", "//": "ffdiv", "%": "fmod", "**": "fpow"}[op]
             text = f"{helper}({a}, {b})"

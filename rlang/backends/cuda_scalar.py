@@ -51,6 +51,12 @@ ci = int
 lb, li32, li64, lf32, lf64 = bool, int, int, float, float
 
 
+def fmul(x, y):
+    """An f64 product, rounded on its own (never fused with an add: Note [No fused
+    multiply-add] in rlang/backends/cuda_device.py)."""
+    return x * y
+
+
 def fdiv(x, y):
     return _float_div(float(x), float(y))
 

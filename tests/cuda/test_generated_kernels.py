@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import rlang
 
-from agreement import assert_same_gradients, copy, same
+from agreement import assert_same_gradients, copy, magnitude, same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from test_gradients import expressions, indent  # noqa: E402
@@ -130,12 +130,13 @@ def test_generated_kernels_agree_forward_inverse_and_gradient(case):
     expected = interp.f(*copy(args))
     assume(finite(expected))
     got = cuda.f(*copy(args))
+    scale = magnitude([*args, *expected])
     for a, b in zip(got, expected):
-        assert same(a, b), f"{source}\nforward: cuda {a!r}, interpreter {b!r}"
+        assert same(a, b, scale), f"{source}\nforward: cuda {a!r}, interpreter {b!r}"
     back = (~cuda.f)(*copy(list(expected)))
     interp_back = (~interp.f)(*copy(list(expected)))
     for a, b, c in zip(back, interp_back, args):
-        assert same(a, b), f"{source}\ninverse: cuda {a!r}, interpreter {b!r}"
+        assert same(a, b, scale), f"{source}\ninverse: cuda {a!r}, interpreter {b!r}"
         assert np.allclose(a, c, rtol=1e-9, atol=1e-9), source
     grads = rlang.gradient(interp.f, copy(args), loss=loss)
     assume(finite([g for g in grads if g is not None]))

@@ -60,6 +60,34 @@ def test_ptx_of_fixed_ulog_and_complex_kernels(tmp_path):
     assert "atom.global.add.f64" in text           # the gradients of `c`, part by part
 
 
+UNFUSED = """
+function mul_add(y: f64[:], t: f64[:], a: f64[:], x: f64[:], s)
+    @parallel for i = 0:length(y) - 1
+        t[i] += a[i] * x[i]
+        y[i] += t[i] * s + a[i] * 2.5
+        t[i] -= a[i] * x[i]
+        HADAMARD(y[i], t[i])
+    end
+end
+"""
+
+
+def test_ptx_products_are_never_fused_into_fma(tmp_path):
+    """Note [No fused multiply-add] (rlang/backends/cuda_device.py): NVVM would fuse
+    `t += a * x` into an fma, and `t -= a * x` would then leave the product's rounding
+    error in t.  Every product is `mul.rn.f64`, forward, inverse and gradient (this
+    program calls no libdevice function, whose own code may use fma)."""
+    source = tmp_path / "mul_add.rev"
+    source.write_text(UNFUSED)
+    out = tmp_path / "mul_add.ptx"
+    done = rlang_cli("compile", str(source), "--emit", "ptx", "--cc", "9.0", "-o", str(out),
+                     simulator=False)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert text.count(".visible .entry") == 4
+    assert text.count("mul.rn.f64") >= 4 and "fma.rn.f64" not in text
+
+
 def test_ptx_needs_a_valid_cc():
     done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", "--cc", "seven",
                      simulator=False)

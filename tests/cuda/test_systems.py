@@ -23,7 +23,9 @@ from hypothesis import given, settings, strategies as st
 
 import rlang
 from number_systems import ARITHMETIC, ARRAYS, COMPLEX, COMPLEX_GRADIENTS, ERROR_CASES, \
-    ERRORS, GRADIENT_CASES, GRADIENTS, RAW, Z_VALUES, both, close, run_both, run_main_both
+    ERRORS, GRADIENT_CASES, GRADIENTS, RAW, Z_VALUES, both, close, magnitude, run_both, \
+    run_main_both
+from number_systems import agree as agree_within
 from rlang.numbers import FRACTION_BITS, Fixed, FixedArray, ULog, fixed_array, ulog_array
 
 from agreement import HERE, assert_same_error, assert_same_gradients, copy, kernel_error
@@ -41,10 +43,13 @@ def agree(a, b) -> bool:
     return close(a, b)
 
 
-def assert_agree(got, expected, context=""):
+def assert_agree(got, expected, context="", scale=None):
+    """`agree` value by value; with a `scale` (the magnitude of the values involved),
+    number_systems.agree: within 1e-12 of the larger of it and the value."""
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
-        assert agree(a, b), f"{context}: cuda {a!r}, interpreter {b!r}"
+        ok = agree(a, b) if scale is None else agree_within(a, b, scale)
+        assert ok, f"{context}: cuda {a!r}, interpreter {b!r}"
 
 
 # ------------------------------------------------------------------ host code
@@ -185,9 +190,10 @@ def test_kernels_forward_and_inverse(modules, name, args, loss):
     interp, cuda = modules
     expected = interp[name](*copy(args))
     got = cuda[name](*copy(args))
-    assert_agree(got, expected, name)
+    scale = magnitude([*args, *expected])
+    assert_agree(got, expected, name, scale)
     back = (~cuda[name])(*copy(list(got)))
-    assert_agree(back, (~interp[name])(*copy(list(expected))), f"~{name}")
+    assert_agree(back, (~interp[name])(*copy(list(expected))), f"~{name}", scale)
 
 
 @pytest.mark.parametrize("name, args, loss", CASES, ids=[c[0] for c in CASES])
