@@ -29,6 +29,11 @@ Allocations and deallocations are always kept (memory is still taken and given
 back), so the program stays well formed; only the values left in dead ancillas
 differ, and nothing can observe them.
 
+Bounds checks are made with invcheck off too (Note [Checks invcheck does not turn
+off], rlang/lower.py), so an uncomputation that indexes arrays is kept unless its
+indexing is under `@inbounds`: the benchmarks' and the standard library's loops
+carry it.
+
 Note [Liveness in for loops]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A variable is live at the end of a pass of a `for` body when the code after the

@@ -13,6 +13,20 @@ notion of direction except in its sites (for error reports).
 
 Constructs the compiled backends do not handle yet are refused with
 `BackendUnsupported`, naming the construct and its source position.
+
+Note [Checks invcheck does not turn off]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+invcheck (`invcheck=False`, `--no-invcheck`, `@invcheckoff`) turns off the
+reversibility checks of LANGUAGE.md §6 and nothing else: "With it off no
+reversibility check runs".  The errors of §8's RlangRuntimeError are made whatever
+it says, as the interpreter makes them: an index out of bounds, integer, fixed and
+ulog division by zero, an integer raised to a negative power, ulog subtraction
+below zero, a failed conversion, a zero `for` step, an empty stack, call depth.
+Without them compiled code would read and write outside its arrays (a wrong
+result, or a crashed process, which §8 forbids) or give a value where the
+interpreter raises.  Their sites come from `error_site`; those of the §6 checks
+from `site`, which is None with invcheck off.  `@inbounds` is the one way to drop
+the bounds checks, as in Julia: the program then promises its indices are in range.
 """
 from __future__ import annotations
 
@@ -176,9 +190,17 @@ class _FunctionLowering:
 
     # ------------------------------------------------------------------ sites
     def site(self, kind: str, span, detail: tuple = ()) -> int | None:
-        """A checked site, or None when checks are off here."""
+        """A reversibility check's site (LANGUAGE.md §6), or None when invcheck is off
+        here."""
         if not self.checks:
             return None
+        return self.error_site(kind, span, detail)
+
+    def error_site(self, kind: str, span, detail: tuple = ()) -> int:
+        """The site of a check that is made whatever invcheck says: an error of meaning
+        (index out of bounds, division by zero, a domain, a failed conversion) or of
+        memory, an RlangRuntimeError in the interpreter too (Note [Checks invcheck
+        does not turn off])."""
         return self.module.add_site(ir.Site(kind, span, self.fn.name, self.inverse, detail))
 
     def call_site(self, span, detail: tuple) -> int:
@@ -445,9 +467,7 @@ class _FunctionLowering:
                                              "code", stmt.args[1].span)
                 message = stmt.args[1].value
             detail = (_text(stmt.args[0]), message)
-            site = self.module.add_site(ir.Site("assert", stmt.span, self.fn.name,
-                                                self.inverse, detail))
-            return [ir.Assert(cond, site)]
+            return [ir.Assert(cond, self.error_site("assert", stmt.span, detail))]
         args = []
         for arg in stmt.args:
             if isinstance(arg, ast.StrLit):
@@ -506,13 +526,11 @@ class _FunctionLowering:
             else:
                 self.scope[stmt.var] = outer
         texts = tuple(_text(e) for e in (stmt.start, stmt.step, stmt.stop))
-        step_site = self.module.add_site(ir.Site("for_zero_step", stmt.step.span, self.fn.name,
-                                                 self.inverse))
+        step_site = self.error_site("for_zero_step", stmt.step.span)
         site = self.site("for", stmt.span, (stmt.var,))
         if site is not None:
             for k, expr in enumerate((stmt.start, stmt.step, stmt.stop)):
-                self.module.add_site(ir.Site("for_bound", expr.span, self.fn.name,
-                                             self.inverse, (k, texts[k])))
+                self.error_site("for_bound", expr.span, (k, texts[k]))
         return [ir.For(var, start, step, stop, body, site, step_site, stmt.parallel)]
 
     def scoped_body(self, stmts) -> tuple:
@@ -630,12 +648,13 @@ class _FunctionLowering:
         return _convert(self.int_expr(expr), "i64")
 
     def bounds_site(self, view: ast.Index):
-        """The bounds check of `view`: the site of index k is the returned id + k."""
-        if self.inbounds or not self.checks:
+        """The bounds check of `view`: the site of index k is the returned id + k.
+        Only `@inbounds` turns it off (Note [Checks invcheck does not turn off])."""
+        if self.inbounds:
             return None
         first = None
         for index in view.indices:
-            site = self.site("bounds", index.span)
+            site = self.error_site("bounds", index.span)
             first = site if first is None else first
         return first
 

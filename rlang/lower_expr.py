@@ -182,9 +182,18 @@ def _binary(fl, node: ast.Binary):
     if op == "/" and t in ("i32", "i64"):
         t = "f64"
     site = None
-    if op in ("//", "%", "**") and t in ("i32", "i64"):
-        site = fl.site("intdiv" if op != "**" else "intpow", node.span, (op,))
+    if op in ("//", "%", "**") and t in ("i32", "i64") and not _cannot_fail(op, right):
+        site = fl.error_site("intdiv" if op != "**" else "intpow", node.span, (op,))
     return ir.Binary(op, convert(left, t), convert(right, t), t, site)
+
+
+def _cannot_fail(op: str, right) -> bool:
+    """An integer `//` or `%` by a nonzero constant, or `**` to a constant that is not
+    negative: no check is needed (and none keeps the statement from being dropped
+    as dead, Note [Dead uncomputation])."""
+    if not isinstance(right, ir.Const) or isinstance(right.value, bool):
+        return False
+    return right.value != 0 if op != "**" else right.value >= 0
 
 
 def _bitwise(node, left, right):
@@ -239,9 +248,8 @@ def _call(fl, node: ast.Call):
         checked = name in ("i64", "i32", "bool") and (value.type in ir.FLOAT_TYPES or
                                                       name != "i64")
         if checked:
-            site = fl.module.add_site(ir.Site("convert", node.span, fl.fn.name, fl.inverse,
-                                              (name, value.type)))
-            return ir.Convert(value, name, site)
+            return ir.Convert(value, name, fl.error_site("convert", node.span,
+                                                          (name, value.type)))
         return convert(value, name)
     if name in SYSTEMS:
         value = lower_expr(fl, node.args[0])

@@ -36,9 +36,9 @@ def push_pop(fl, stmt: ast.Instr) -> list:
                              f"stack{{{elem}}} `{_text(stack_node)}`, got "
                              f"{with_article(ir.type_text(place.type))}", stmt.span)
     if stmt.name == "PUSH":
-        memory = _always(fl, "stack_memory", stmt.span, (_text(stack_node),))
+        memory = fl.error_site("stack_memory", stmt.span, (_text(stack_node),))
         return [ir.Push(stack.var, place, memory)]
-    empty = _always(fl, "pop_empty", stmt.span, (_text(stack_node), fl.checks))
+    empty = fl.error_site("pop_empty", stmt.span, (_text(stack_node), fl.checks))
     zero = fl.site("pop_zero", stmt.span, (_text(value_node), elem))
     return [ir.Pop(stack.var, place, empty, zero)]
 
@@ -86,11 +86,6 @@ def _element_type(node: ast.Call) -> str:
     if t.scalar not in SUPPORTED_SCALARS:
         raise BackendUnsupported(f"stacks of {t.scalar} in the compiled backends", node.span)
     return t.scalar
-
-
-def _always(fl, kind: str, span, detail: tuple) -> int:
-    """A site that exists with the checks off too (memory safety, errors of meaning)."""
-    return fl.module.add_site(ir.Site(kind, span, fl.fn.name, fl.inverse, detail))
 
 
 def _text(node) -> str:

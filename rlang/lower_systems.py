@@ -61,8 +61,7 @@ def to_system(fl, value, t: str, span):
 def conversion_site(fl, target: str, source: str, span) -> int:
     """The site of a conversion that can fail (always checked, as the interpreter
     raises these errors with its checks off too)."""
-    return fl.module.add_site(ir.Site("convert", span, fl.fn.name, fl.inverse,
-                                      (target, source)))
+    return fl.error_site("convert", span, (target, source))
 
 
 def from_system(fl, value, t: str, span):
@@ -99,7 +98,7 @@ def system_binary(fl, node, left, right):
     if system == "fixed":
         if op not in ("+", "-", "*", "/"):
             raise RlangTypeError(f"`{op}` is not defined for fixed numbers", node.span)
-        site = fl.site("fixed_div", node.span) if op == "/" else None
+        site = fl.error_site("fixed_div", node.span) if op == "/" else None
         return ir.Binary(op, a, b, "fixed", site)
     if op == "*":
         return as_ulog(_f64("+", log_of(a), log_of(b)))
@@ -115,17 +114,13 @@ def system_binary(fl, node, left, right):
 def divide_ulog(fl, a, b, span, kind: str, detail: tuple):
     """a / b of ulogs; b = 0 (log −inf) is a division by zero (checked)."""
     quotient = as_ulog(_f64("-", log_of(a), log_of(b)))
-    site = fl.site(kind, span, detail)
-    if site is None:
-        return quotient
+    site = fl.error_site(kind, span, detail)
     return ir.Checked(quotient, ir.Compare("!=", log_of(b), _minus_infinity()), site)
 
 
 def nonzero_divisor(fl, value, span, detail: tuple):
     """The divisor of `l /= value` (a ulog), checked not to be zero."""
-    site = fl.site("ulog_div_update", span, detail)
-    if site is None:
-        return value
+    site = fl.error_site("ulog_div_update", span, detail)
     return ir.Checked(value, ir.Compare("!=", log_of(value), _minus_infinity()), site)
 
 
@@ -175,9 +170,7 @@ def _ulog_subtract(fl, a, b, span):
     log = ir.Select(ir.Compare("==", lb, _minus_infinity()), la,
                     ir.Select(ir.Compare("==", la, lb), _minus_infinity(), body, "f64"), "f64")
     result = as_ulog(log)
-    site = fl.site("ulog_sub", span)
-    if site is None:
-        return result
+    site = fl.error_site("ulog_sub", span)
     return ir.Checked(result, ir.Compare("<=", lb, la), site)
 
 

@@ -25,16 +25,18 @@ from rlang.lower import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 
+# The indexed statements carry `@inbounds`: a bounds check is made whatever invcheck
+# says, and a statement that checks is never dropped (Note [Dead uncomputation]).
 SOURCE = """
 function norm2!(err!: f64, x: f64[:], m: f64[:])
     @routine begin
         n ← length(x)
         xc ← zeros(f64, n)
-        for j = 0:n - 1
+        @inbounds for j = 0:n - 1
             xc[j] += x[j] - m[j]
         end
     end
-    for j = 0:n - 1
+    @inbounds for j = 0:n - 1
         err! += xc[j] * xc[j]
     end
     ~@routine
@@ -64,7 +66,7 @@ function counted!(err!: f64, k: i64)
 end
 
 function scaled!(s!: f64, x: f64[:])
-    for j = 0:length(x) - 1
+    @inbounds for j = 0:length(x) - 1
         s! += x[j] * 3.0
     end
 end
@@ -74,11 +76,11 @@ end
 function outer!(err!: f64, x: f64[:])
     @routine begin
         t ← zeros(f64, length(x))
-        scaled!(t[0], x)
-        norm2!(t[1], x, x)
-        t[0] += x[0]
+        @inbounds scaled!(t[0], x)
+        @inbounds norm2!(t[1], x, x)
+        @inbounds t[0] += x[0]
     end
-    err! += t[0]
+    @inbounds err! += t[0]
     ~@routine
 end
 
@@ -89,14 +91,14 @@ function rows!(err!: f64, x: f64[:,:])
         nk ← size(x, 0)
         q ← zeros(f64, nk, size(x, 1))
         s ← zeros(f64, nk)
-        for k = 0:nk - 1
+        @inbounds for k = 0:nk - 1
             for j = 0:size(x, 1) - 1
                 q[k, j] += 2.0 * x[k, j]
                 s[k] -= 0.5 * (q[k, j] * q[k, j])
             end
         end
     end
-    for k = 0:nk - 1
+    @inbounds for k = 0:nk - 1
         err! += s[k]
     end
     ~@routine
@@ -106,13 +108,13 @@ end
 function branchy!(err!: f64, x: f64[:])
     @routine begin
         t ← zeros(f64, 2)
-        if x[0] > 0.0
+        @inbounds if x[0] > 0.0
             t[0] += x[0] * x[1]
         else
             t[1] += x[1] * x[1]
         end
     end
-    err! += t[0] * t[1] + t[0]
+    @inbounds err! += t[0] * t[1] + t[0]
     ~@routine
 end
 
@@ -122,7 +124,7 @@ function carried!(err!: f64, x: f64[:])
     t ← 0.0
     for i = 0:length(x) - 1
         err! += t * t
-        t += x[i]
+        @inbounds t += x[i]
     end
     t → 0.0
 end
@@ -130,11 +132,11 @@ end
 # q[k] is written by one pass and read by the next (q[k - 1]): not private
 function shifted!(err!: f64, x: f64[:])
     q ← zeros(f64, length(x))
-    for k = 1:length(x) - 1
+    @inbounds for k = 1:length(x) - 1
         err! += q[k - 1] * 2.0
         q[k] += x[k] + q[k - 1]
     end
-    for k = 1:length(x) - 1
+    @inbounds for k = 1:length(x) - 1
         q[k] -= 2.0
     end
     q → zeros(f64, length(x))
@@ -159,6 +161,14 @@ def test_dead_uncomputation_is_dropped_with_invcheck_off():
     module = _module("norm2!", [0.0, X, M])
     assert _updates(module) == 3
     assert _updates(prune_module(module)) == 2      # the ~@routine's update is gone
+
+
+def test_uncomputation_that_checks_bounds_is_kept_with_invcheck_off():
+    """Without `@inbounds` the uncomputation's indexing is checked (Note [Checks
+    invcheck does not turn off]), and a statement that checks is not dropped."""
+    unit = rlang.loads(SOURCE.replace("@inbounds ", "")).unit
+    module = lower(unit, "norm2!", tuple(type_of_value(a) for a in (0.0, X, M)), False, False)
+    assert _updates(prune_module(module)) == _updates(module) == 3
 
 
 def test_nothing_is_dropped_when_the_deallocation_checks():

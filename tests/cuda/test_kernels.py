@@ -115,22 +115,40 @@ def test_device_arrays_are_used_without_copies(modules):
     np.testing.assert_allclose(y, expected, rtol=1e-15)
 
 
-def test_invcheck_off_kernels_carry_no_error_buffer():
+INBOUNDS_SAXPY = """
+function saxpy(y: f64[:], x: f64[:], w)
+    @parallel for i = 0:length(x) - 1
+        @inbounds y[i] += w * sin(x[i])
+    end
+end
+"""
+
+
+def test_kernels_without_checks_carry_no_error_buffer():
+    """A kernel gets an error buffer when its body checks something.  Bounds are
+    checked with invcheck off too (Note [Checks invcheck does not turn off]); under
+    `@inbounds`, with invcheck off, nothing is left to check."""
     from rlang.backends.cuda import build_module
     from rlang.backends.cuda_emit import write_program
     from rlang.ir import ArrayType
 
-    unit = rlang.load(KERNELS).unit
     types = (ArrayType("f64", 1), ArrayType("f64", 1), "f64")
-    for invcheck in (True, False):
+    for unit, invcheck, checked in ((rlang.load(KERNELS).unit, True, True),
+                                    (rlang.load(KERNELS).unit, False, True),
+                                    (rlang.loads(INBOUNDS_SAXPY).unit, True, False),
+                                    (rlang.loads(INBOUNDS_SAXPY).unit, False, False)):
         module, shadows = build_module(unit, "saxpy", types, False, invcheck, "grad")
         program = write_program(module, shadows)
-        assert program.kernels[0].checked is invcheck
-        assert ("publish" in program.device_source) is invcheck
-        assert ("ldk1" in program.device_source) is invcheck
-    m = rlang.load(KERNELS, backend="cuda", invcheck=False)
-    y = m.saxpy(np.zeros(4), np.ones(4), 1.0)[0]
-    np.testing.assert_allclose(y, np.sin(1.0))
+        assert program.kernels[0].checked is checked
+        assert ("publish" in program.device_source) is checked
+        assert ("ldk1" in program.device_source) is checked
+    for source in (INBOUNDS_SAXPY, KERNELS.read_text()):
+        m = rlang.loads(source, backend="cuda", invcheck=False)
+        y = m.saxpy(np.zeros(4), np.ones(4), 1.0)[0]
+        np.testing.assert_allclose(y, np.sin(1.0))
+    checked = rlang.load(KERNELS, backend="cuda", invcheck=False)
+    with pytest.raises(rlang.RlangRuntimeError, match="out of bounds"):
+        checked.saxpy(np.zeros(3), np.ones(4), 1.0)
 
 
 def test_device_arguments_that_overlap_a_written_one_are_refused(modules):
