@@ -135,8 +135,11 @@ class AdjointFunction(ShadowFunction):
             [ir.Dealloc(d_angle, None, None), ir.Dealloc(angle, None, None)]
 
     def _alloc(self, stmt: ir.Alloc) -> list:
-        """Executed `x ← e` (forward `x → e`): x starts with gradient zero."""
-        if not isinstance(stmt.var.type, str):        # an array or a stack
+        """Executed `x ← e` (forward `x → e`): x starts with gradient zero (a copy of
+        a stack: as many zero gradients as it has items)."""
+        if isinstance(stmt.var.type, ir.StackType):
+            return [stmt] + self.zero_stack_shadow(stmt)
+        if not isinstance(stmt.var.type, str):        # an array
             return [stmt] + self.shadow_array_alloc(stmt, copy_arrays=False)
         shadow = self.shadow(stmt.var)
         return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero(shadow.type))])
@@ -148,8 +151,9 @@ class AdjointFunction(ShadowFunction):
         if shadow is None:
             return [stmt]
         out = [stmt]
-        if isinstance(stmt.var.type, ir.StackType):     # a stack's gradients drop
-            pass
+        if isinstance(stmt.var.type, ir.StackType):
+            if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
+                out = self.add_stack(self.shadow(stmt.value.var), shadow) + out
         elif isinstance(stmt.var.type, ir.ArrayType):
             if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
                 out += self.add_array(self.shadow(stmt.value.var), shadow)
@@ -159,6 +163,49 @@ class AdjointFunction(ShadowFunction):
         elif stmt.value is not None:
             out += self.gradient_into(stmt.value, ir.Read(shadow))
         return out + [ir.Dealloc(shadow, None, None)]
+
+    def zero_stack_shadow(self, stmt: ir.Alloc) -> list:
+        """The shadow of a new stack: empty, or for a copy of a stack (`t ← s`, here
+        the inverse of the forward's `t → s`) a zero gradient per item."""
+        shadow = self.shadow(stmt.var)
+        if shadow is None:
+            return []
+        out = [ir.Alloc(shadow)]
+        if stmt.value is None:
+            return out
+        zero_item, alloc = self.temp(zero(shadow.type.elem), "zero")
+        i = self.fresh_var("i", "i64")
+        push = ir.Push(shadow, ir.VarPlace(zero_item), self.memory_site(shadow))
+        return out + [alloc, ir.For(i, ir.Const(1, "i64"), ir.Const(1, "i64"),
+                                    ir.Dim(stmt.var, None), (push,), None, None),
+                      ir.Dealloc(zero_item, None, None)]
+
+    def add_stack(self, target: ir.Var, source: ir.Var) -> list:
+        """Add the shadow stack `source`'s items to `target`'s, item by item, leaving
+        `source` empty: the executed `t → s` of a stack copied by the forward's
+        `t ← s` gives t's gradients back to s (the interpreter's rule, rlang/
+        adjoint.py).  Only where the two have the same length, which the deallocation
+        check makes sure of with invcheck on; else t's gradients are dropped."""
+        elem = target.type.elem
+        n, n_alloc = self.temp(ir.Dim(source, None), "n")
+        sums = self.fresh_var("sums", ir.ArrayType(elem, 1))
+        item, item_alloc = self.temp(zero(elem), "item")
+        i = self.fresh_var("i", "i64")
+        place = ir.ElemPlace(sums, (ir.Read(i),), None)
+        last = ir.Binary("-", ir.Read(n), ir.Const(1, "i64"), "i64")
+        down = (last, ir.Const(-1, "i64"), ir.Const(0, "i64"))
+        fields = (0, 1) if elem == "complex" else (None,)
+        add = tuple(ir.Update(ir.ElemPlace(sums, (ir.Read(i),), None, f), "+=",
+                              ir.Read(item, f)) for f in fields)
+        body = (ir.Alloc(sums, None, (ir.Read(n),)),
+                ir.For(i, *down, (ir.Pop(target, place, None),), None, None),
+                ir.For(i, *down, (ir.Pop(source, ir.VarPlace(item), None),) + add, None, None),
+                ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), last,
+                       (ir.Push(target, place, self.memory_site(target)),), None, None),
+                ir.Dealloc(sums, None, None))
+        same = ir.Compare("==", ir.Dim(target, None), ir.Read(n))
+        return [n_alloc, item_alloc, ir.If((ir.Branch(same, None, body),), (), None),
+                ir.Dealloc(item, None, None), ir.Dealloc(n, None, None)]
 
     def add_array(self, target: ir.Var, source: ir.Var) -> list:
         """`target[i…] += source[i…]` over the common extents (loops over each axis)."""

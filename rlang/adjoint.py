@@ -17,9 +17,11 @@ step, and its adjoint rule moves the value back *and* the gradient forward:
     NEG / CONJ:  value and gradient negated / conjugated
     ROT / IROT / HADAMARD:  the gradient pair is transformed as the value pair is
         (the forward step's transposed Jacobian), and ∂/∂θ is added to the angle
-    executed `x → e` (forward `x ← e`):  g_v += g_x · ∂e/∂v, then x is dropped
+    executed `x → e` (forward `x ← e`):  g_v += g_x · ∂e/∂v, then x is dropped;
+        for a copy of an array or a stack (`t ← s`), t's gradients are added to
+        s's, item by item
     executed `x ← e` (forward `x → e`):  x is made with gradient zero (a freed
-        ancilla's gradient was dropped, LANGUAGE.md §9)
+        ancilla's gradient was dropped, LANGUAGE.md §9), a copied stack's items too
     PUSH / POP:  the gradient travels with the value through the stack
     calls:  GVars are passed like values; an expression argument's gradient is
         sent on into the expression when the call returns.
@@ -272,7 +274,11 @@ class GradInterpreter(Interpreter):
     # ------------------------------------------------------------ ancillas
     def _alloc_adjoint(self, stmt: ast.Alloc, env):
         super()._alloc(stmt, env)
-        env[stmt.name] = wrap(env[stmt.name])
+        value = env[stmt.name]
+        if isinstance(value, Stack):        # a copy of a stack: its items' gradients are 0
+            env[stmt.name] = Stack(value.elem, [wrap(value_of(item)) for item in value.items])
+        else:
+            env[stmt.name] = wrap(value)
 
     def _dealloc_adjoint(self, stmt: ast.Dealloc, env):
         if stmt.name not in env:
@@ -288,7 +294,23 @@ class GradInterpreter(Interpreter):
         elif isinstance(current, np.ndarray):
             self._backprop_array_copy(current, stmt.value, env)
             self.grads.forget(current)
+        elif isinstance(current, Stack):
+            self._backprop_stack_copy(current, stmt.value, env)
         del env[stmt.name]
+
+    def _backprop_stack_copy(self, copy: Stack, expr, env):
+        """`t ← s` copied a stack: the gradient of each item of t is added to that of
+        the item of s at the same height.  Only where the two have the same length
+        (the check makes them equal with invcheck on); else t's gradients drop, as in
+        compiled code (`AdjointFunction.add_stack`, rlang/ad_ir.py)."""
+        source = env.get(expr.id) if isinstance(expr, ast.Name) else None
+        if not isinstance(source, Stack) or len(source.items) != len(copy.items):
+            return
+        for k, item in enumerate(copy.items):
+            if type(item) is GVar and not is_zero(item.g):
+                mine = source.items[k]
+                grad = mine.g + item.g if type(mine) is GVar else item.g
+                source.items[k] = GVar(value_of(mine), grad)
 
     def _backprop_array_copy(self, array, expr, env):
         """`a ← b` copied an array, `a ← [x, y]` built one: the gradient flows back."""

@@ -28,7 +28,9 @@ def derive_module(module: ir.Module, transform) -> ir.Module:
     entry = transform.symbol(module.entry) if module.entry else ""
     derived = ir.Module(entry=entry, sites=module.sites)
     for fn in module.functions.values():
-        derived.functions[transform.symbol(fn.symbol)] = transform(fn).function()
+        function = transform(fn)
+        function.sites = module.sites
+        derived.functions[transform.symbol(fn.symbol)] = function.function()
     return derived
 
 
@@ -69,6 +71,8 @@ class ShadowFunction:
 
     #: "grad" or "tan": the suffix of shadow names and the prefix of derived symbols.
     kind = ""
+    #: The module's site table (set by derive_module), for sites of new statements.
+    sites: list | None = None
 
     def __init__(self, fn: ir.Function):
         self.fn = fn
@@ -153,6 +157,13 @@ class ShadowFunction:
         if source is None and isinstance(stmt.var.type, ir.StackType):
             return [ir.Alloc(shadow)]
         return [ir.Alloc(shadow, None if source is None else ir.Read(source), stmt.dims)]
+
+    def memory_site(self, var: ir.Var) -> int:
+        """The site of a failed growth of the buffer of `var`, a shadow stack pushed
+        where no value stack is (always checked, as every push)."""
+        self.sites.append(ir.Site("stack_memory", None, self.fn.name, self.fn.inverse,
+                                  (var.name,)))
+        return len(self.sites) - 1
 
     def shadow_dealloc(self, var: ir.Var) -> list:
         shadow = self.shadow(var)
