@@ -352,41 +352,29 @@ def test_stack_copies():
     agree(STACKS, "through_a_copy", [0.0, 1.5])
 
 
-COPY_GRADIENTS = STACKS + """
-function complex_copy(y!: complex, x: complex)
-    s ← stack(complex)
-    a ← 0.0 + 0.0im
-    a += x * x
-    PUSH(s, a)
-    t ← s
-    z ← 0.0 + 0.0im
-    POP(t, z)
-    y! += z * conj(x)
-    PUSH(t, z)
-    z → 0.0 + 0.0im
-    t → s
-    POP(s, a)
-    a -= x * x
-    a → 0.0 + 0.0im
-    s → stack(complex)
-end
+def _complex_version(source: str) -> str:
+    """through_a_copy over complex values: `complex_copy`, reading conj(x)."""
+    return (source.replace("through_a_copy(y!, x)", "complex_copy(y!: complex, x: complex)")
+            .replace("stack(f64)", "stack(complex)").replace("0.0", "(0.0 + 0.0im)")
+            .replace("z * x", "z * conj(x)"))
 
+
+COPY_GRADIENTS = STACKS + _complex_version(STACKS[STACKS.index("function through_a_copy"):
+                                                  STACKS.index("function copy_changed")]) + """
 # with invcheck off `t → s` frees t although it has one item more than s
 function grown(y!, x)
-    s ← stack(f64)
-    a ← 0.0
-    a += x * x
-    PUSH(s, a)
-    t ← s
     z ← 0.0
     z += x * 2.0
+    s ← stack(f64)
+    a ← x * x
+    PUSH(s, a)
+    t ← s
     PUSH(t, z)
     z → 0.0
     y! += x
     t → s
     POP(s, a)
-    a -= x * x
-    a → 0.0
+    a → x * x
     s → stack(f64)
 end
 """
