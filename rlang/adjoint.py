@@ -320,18 +320,25 @@ class GradInterpreter(Interpreter):
         if isinstance(expr, ast.ArrayLit):
             self._backprop_array_literal(expr, grad, env)
             return
-        if not isinstance(expr, ast.Name) or expr.id not in env:
-            return
-        source = env[expr.id]
-        if isinstance(source, np.ndarray):
-            source_grad = self.grads.of(source)
-            if source_grad is not None:
-                source_grad += grad
+        self._backprop_named_array(expr, grad, env)
+
+    def _backprop_named_array(self, expr, grad, env) -> bool:
+        """Add `grad` to the gradient of the array `expr` names; False when `expr`
+        names no array."""
+        source = env.get(expr.id) if isinstance(expr, ast.Name) else None
+        if not isinstance(source, np.ndarray):
+            return False
+        source_grad = self.grads.of(source)
+        if source_grad is not None:
+            source_grad += grad
+        return True
 
     def _backprop_array_literal(self, literal: ast.ArrayLit, grad, env):
         for i, item in enumerate(literal.items):
             if isinstance(item, ast.ArrayLit):
                 self._backprop_array_literal(item, grad[i], env)
+            elif self._backprop_named_array(item, grad[i], env):
+                continue                    # an array as a row of the literal
             else:
                 backprop(self.evaluator, item, env, grad[i].item() if np.ndim(grad[i]) == 0
                          else grad[i], self)

@@ -579,6 +579,18 @@ end
 """, "f", (0.0, 0.5, 0.7), "y")
 
 
+def test_array_ancilla_from_a_literal_of_arrays():
+    """Rows of a 2-D literal that are array variables get their rows' gradients (this
+    was a Python traceback: the row's gradient is an array)."""
+    check_against_differences("""
+function f(y, a: f64[:], b: f64[:])
+    t ← [a, b]
+    y += t[1, 0] * t[0, 1] + t[0, 0] * t[0, 0]
+    t → [a, b]
+end
+""", "f", (0.0, np.array([0.5, 0.7]), np.array([1.5, -0.25])), "y")
+
+
 ZEROS_SOURCE = """
 function f(y: f64[:], x: f64[:])
     @zeros f64 a b
