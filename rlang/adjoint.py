@@ -339,9 +339,10 @@ class GradInterpreter(Interpreter):
                 self._backprop_array_literal(item, grad[i], env)
             elif self._backprop_named_array(item, grad[i], env):
                 continue                    # an array as a row of the literal
-            else:
-                backprop(self.evaluator, item, env, grad[i].item() if np.ndim(grad[i]) == 0
-                         else grad[i], self)
+            else:               # an element: a NumPy scalar, or a Dual in a Hessian run
+                seed = grad[i]
+                backprop(self.evaluator, item, env,
+                         seed.item() if isinstance(seed, np.generic) else seed, self)
 
     def _zeros_adjoint(self, stmt: ast.Zeros, env):
         if stmt.inverse:

@@ -18,7 +18,7 @@ from . import ast, ops
 from .errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from .primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
-from .dual import refuse_tangent
+from .dual import Dual, refuse_tangent
 from .gvar import GVar, value_of
 from .numbers import F32, I32, Fixed, ULog
 from .values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array,
@@ -282,7 +282,7 @@ class Evaluator:
         nested = [array_to_nested(item) if isinstance(item, np.ndarray) else item
                   for item in items]
         for item in items:
-            if not isinstance(item, (bool, int, float, complex, Fixed, ULog, np.ndarray)):
+            if not isinstance(item, (bool, int, float, complex, Fixed, ULog, Dual, np.ndarray)):
                 raise RlangTypeError(f"an array literal cannot hold {a_type(item)}",
                                      expr.span)
         shapes = {np.shape(item) for item in nested}

@@ -644,3 +644,33 @@ end
 """)
     hessian = rlang.hessian(m.f, (0.0, 0.0), loss="a")
     assert hessian.tolist() == [[0.0, 0.0], [0.0, 2.0]]     # d²(b sin b)/db² = 2 at 0
+
+
+LITERALS = """
+function scalars(y, a, b)
+    t ← [a, b * 2.0]
+    y += t[0] * t[1] * t[1]
+    t → [a, b * 2.0]
+end
+
+function rows(y, a: f64[:], b)
+    t ← [a, [b, b * 2.0]]
+    y += t[1, 1] * t[0, 1] * t[0, 0]
+    t → [a, [b, b * 2.0]]
+end
+"""
+
+
+def test_array_literals_of_variables():
+    """The interpreter's Hessian run holds dual numbers in a literal of variables (it
+    refused them: "an array literal cannot hold an f64"), and sends dual seeds back
+    into the literal's elements and rows; the llvm backend agrees."""
+    interp = rlang.loads(LITERALS, backend="interp")
+    a, b = 0.5, 0.7                               # y = a (2b)^2
+    analytic = np.array([[0.0, 8 * b], [8 * b, 8 * a]])
+    check(interp.scalars, [0.0, a, b], "y", embed(analytic, 1, 3))
+    x = np.array([0.5, 1.5])                      # y = 2b x1 x0
+    check(interp.rows, [0.0, x, 0.25], "y")
+    llvm = rlang.loads(LITERALS, backend="llvm")
+    np.testing.assert_allclose(rlang.hessian(llvm.scalars, [0.0, a, b], "y"),
+                               rlang.hessian(interp.scalars, [0.0, a, b], "y"), rtol=1e-12)
