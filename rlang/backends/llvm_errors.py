@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import struct
 
-from ..errors import Frame, ReversibilityError, RlangRuntimeError
+from ..errors import Frame, ReversibilityError, RlangRuntimeError, RlangTypeError
 from .. import ir
 from ..numbers import Fixed, ULog
 from ..values import Stack, format_value, summarize, summarize_array_start
@@ -342,6 +342,14 @@ def _ulog_sub(site, ints, floats, _):
                              site.span)
 
 
+def _swap_shape(site, ints, floats, _):
+    """SWAP of two whole arrays of another type or shape: the interpreter's message."""
+    type_a, type_b, ndim_a = site.detail
+    shape_a, shape_b = tuple(ints[:ndim_a]), tuple(ints[ndim_a:ndim_a + type_b.count(":")])
+    return RlangTypeError(f"SWAP needs arrays of one type and shape, got {type_a} {shape_a} "
+                          f"and {type_b} {shape_b}", site.span)
+
+
 def _zeros(site, ints, floats, _):
     bad = next((n for n in ints if n < 0), ints[0])
     return RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, got {bad}",
@@ -362,7 +370,7 @@ _BUILD = {
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
     "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
     "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
-    "pop_zero": _pop_zero, "stack_memory": _stack_memory,
+    "pop_zero": _pop_zero, "stack_memory": _stack_memory, "swap_shape": _swap_shape,
 }
 
 

@@ -298,6 +298,41 @@ def test_a_copy_deallocated_against_a_changed_array_is_an_error_in_both():
     assert "deallocation check failed" in caught[1].message
 
 
+# ------------------------------------------------------- SWAP of whole arrays
+
+SWAPS = """
+function swapped(y, a: f64[:, :], b: f64[:, :])
+    SWAP(a, b)
+    y += a[0, 1] * b[1, 0] * a[1, 1]
+end
+function swapped_complex(y: complex, a: complex[:], b: complex[:])
+    SWAP(a, b)
+    y += a[0] * conj(b[1])
+end
+function mismatched(a: f64[:], b: f64[:, :])
+    SWAP(a, b)
+end
+function other_type(a: f64[:], b: i64[:])
+    SWAP(a, b)
+end
+"""
+
+
+def test_swap_of_whole_arrays():
+    """LANGUAGE.md's SWAP of two whole arrays (docs/language-decisions.md): compiled
+    as element swaps after a shape check; the llvm backend refused it before."""
+    rows = np.arange(4.0).reshape(2, 2)
+    agree(SWAPS, "swapped", [0.0, rows, rows + 10.0], loss="y")
+    agree(SWAPS, "swapped_complex", [0j, np.array([1 + 2j, -1j]), np.array([0.5j, 3 + 0j])],
+          loss="y", hessian=False)
+    assert same_error(SWAPS, "swapped", [0.0, np.ones((3, 2)), np.ones((2, 2))]) \
+        .message.endswith("got f64[:,:] (3, 2) and f64[:,:] (2, 2)")
+    assert same_error(SWAPS, "mismatched", [np.ones(2), np.ones((1, 2))]).message.endswith(
+        "got f64[:] (2,) and f64[:,:] (1, 2)")
+    assert same_error(SWAPS, "other_type", [np.ones(2), np.ones(2, dtype=np.int64)]) \
+        .message.endswith("got f64[:] (2,) and i64[:] (2,)")
+
+
 # ------------------------------------------------------------------- stacks
 
 STACKS = """
