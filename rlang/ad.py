@@ -22,11 +22,11 @@ import numpy as np
 from . import ast
 from .adjoint import GradInterpreter, wrap
 from .deep import run_deep
-from .dual import Dual
+from .dual import Dual, refuse_tangent
 from .interp import Interpreter
 from .errors import RlangError, RlangTypeError
 from .gvar import GVar, value_of
-from .numbers import Fixed, FixedArray, ULog, ULogArray
+from .numbers import F32, Fixed, FixedArray, ULog, ULogArray
 from .parser import parse_expression
 from .values import Stack, format_value, read_element, write_element
 
@@ -292,25 +292,29 @@ def _flat_float_inputs(args) -> list:
             array = np.asarray(value)
             if array.dtype.kind == "f":
                 inputs.extend((position, index) for index in np.ndindex(array.shape))
-        elif isinstance(value, float):
+        elif isinstance(value, (float, np.floating)):
             inputs.append((position, None))
     return inputs
 
 
 def _dual_arguments(args, inputs, k) -> list:
     """Copies of the arguments with float values as dual numbers, tangent 1 at the
-    k-th input and 0 elsewhere."""
+    k-th input and 0 elsewhere.  f32 inputs are refused: the interpreter's dual
+    numbers are f64 (the llvm backend computes such Hessians)."""
     position_k, index_k = inputs[k]
     dual_args = []
     for position, value in enumerate(args):
         if isinstance(value, (list, tuple)):
             value = np.asarray(value)
+        if isinstance(value, (F32, np.float32)) or \
+                isinstance(value, np.ndarray) and value.dtype == np.float32:
+            refuse_tangent(Dual(0.0, 1.0), "f32")
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             duals = np.empty(value.shape, dtype=object)
             for index in np.ndindex(value.shape):
                 duals[index] = Dual(value[index], 1.0 if (position, index) == inputs[k] else 0.0)
             dual_args.append(duals)
-        elif isinstance(value, float):
+        elif isinstance(value, (float, np.floating)):
             dual_args.append(Dual(value, 1.0 if position == position_k and index_k is None
                                   else 0.0))
         elif isinstance(value, np.ndarray):

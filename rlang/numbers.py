@@ -83,7 +83,7 @@ class F32(float):
     __slots__ = ()
 
     def __new__(cls, value=0.0):
-        return super().__new__(cls, round_to_f32(float(value)))
+        return super().__new__(cls, round_to_f32(float(refuse_tangent(value, "f32"))))
 
     def __repr__(self):
         return f"F32({float(self)!r})"

@@ -674,3 +674,33 @@ def test_array_literals_of_variables():
     llvm = rlang.loads(LITERALS, backend="llvm")
     np.testing.assert_allclose(rlang.hessian(llvm.scalars, [0.0, a, b], "y"),
                                rlang.hessian(interp.scalars, [0.0, a, b], "y"), rtol=1e-12)
+
+
+F32_SOURCE = """
+function square(y: f32, x: f32)
+    y += x * x * f32(2.0)
+end
+
+function converted(y, x)
+    t ← f32(x)
+    y += f64(t * t)
+    t → f32(x)
+end
+"""
+
+
+@pytest.mark.parametrize("name, args", [
+    ("square", [rlang.F32(0.0), rlang.F32(0.7)]),
+    ("square", [np.float32(0.0), np.float32(0.7)]),
+    ("converted", [0.0, 0.5]),
+])
+def test_interpreter_refuses_hessians_through_f32_values(name, args):
+    """Its dual numbers are f64: an f32 value dropped the tangent (a zero Hessian, or
+    an empty one for NumPy f32 scalars).  Now refused; the llvm backend computes it."""
+    interp = rlang.loads(F32_SOURCE, backend="interp")
+    with pytest.raises(rlang.RlangTypeError, match="Hessians through f32 values"):
+        rlang.hessian(interp[name], args, "y")
+    if name == "square":
+        llvm = rlang.loads(F32_SOURCE, backend="llvm")
+        np.testing.assert_allclose(rlang.hessian(llvm[name], args, "y"),
+                                   [[0.0, 0.0], [0.0, 4.0]], rtol=1e-6)
