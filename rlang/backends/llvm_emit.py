@@ -664,16 +664,17 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
 
     def _check_call_aliasing(self, stmt: ir.Call) -> None:
         """Written arguments must not overlap another argument: compare addresses
-        (scalars, elements) and data pointers (arrays)."""
+        (scalars, elements) and data pointers (arrays), as pointers (a `ptrtoint`
+        would capture them: Note [Reports do not capture], llvm_report.py)."""
         b = self.builder
         written = set(self.module.sites[stmt.alias_site].detail[1])
         pointers = []
         for arg in stmt.args:
             if isinstance(arg, ir.VarPlace) and isinstance(arg.var.type, ir.ArrayType):
                 data, _, _ = self.array_parts(arg.var)
-                pointers.append(b.ptrtoint(data, I64))
+                pointers.append(b.bitcast(data, I8.as_pointer()))
             else:
-                pointers.append(b.ptrtoint(self.address(arg), I64))
+                pointers.append(b.bitcast(self.address(arg), I8.as_pointer()))
         for i in sorted(written):
             for j in range(len(pointers)):
                 if j == i or (j in written and j < i):

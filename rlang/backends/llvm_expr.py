@@ -129,11 +129,12 @@ class ExprEmitter:
         return data, shape, strides
 
     def array_for_print(self, var: ir.Var) -> list:
-        """An array for the print hook: its data address, shape and strides, as the
-        bits of 1 + 2·ndim doubles (llvm_errors.print_values reads the elements)."""
+        """An array for the print hook: its data address (a pointer, which `call_hook`
+        passes uncaptured: Note [Reports do not capture]), then its shape and strides
+        as the bits of 2·ndim doubles (llvm_errors.print_values reads the elements)."""
         b = self.builder
         data, shape, strides = self.array_parts(var)
-        return [b.bitcast(word, F64) for word in [b.ptrtoint(data, I64)] + shape + strides]
+        return [b.bitcast(data, I8.as_pointer())] + [b.bitcast(w, F64) for w in shape + strides]
 
     def load_parameter_arrays(self, params) -> None:
         """Load the descriptors of the array parameters (call at the entry); their

@@ -52,12 +52,13 @@ class StackEmitter:
                           [self.builder.load(field(self.builder, stack, _DATA))])
 
     def stack_for_print(self, var: ir.Var) -> list:
-        """A stack for the print hook: its data pointer and its length, as the bits of
-        two doubles (llvm_errors.print_line reads the items)."""
+        """A stack for the print hook: its data pointer (passed uncaptured, Note
+        [Reports do not capture]) and its length as the bits of a double
+        (llvm_errors.print_line reads the items)."""
         b = self.builder
         stack = self.slots[var]
-        data = b.ptrtoint(b.load(field(b, stack, _DATA)), I64)
-        return [b.bitcast(data, F64), b.bitcast(b.load(field(b, stack, _LENGTH)), F64)]
+        data = b.bitcast(b.load(field(b, stack, _DATA)), I8.as_pointer())
+        return [data, b.bitcast(b.load(field(b, stack, _LENGTH)), F64)]
 
     def zero_item(self, elem: str):
         """zero(T) in storage form."""

@@ -150,3 +150,29 @@ def test_gradient_passes_list_no_variables():
         rlang.gradient(m["unchecked!"], [0.0, 2.0], "y!")
     assert "running backward" in caught.value.render()
     assert "with " not in caught.value.render()
+
+
+def test_reports_pass_array_addresses_uncaptured():
+    """Note [Reports do not capture] (llvm_report.py): the addresses of the arrays and
+    stacks a report shows go to `rev_report_N` as uncaptured arguments; the reporting
+    function itself turns no pointer into an integer, so LLVM can still tell its
+    ancillas' memory from the parameters'."""
+    from rlang.backends.llvm_emit import emit_module
+    from rlang.backends.llvm_report import _NO_CAPTURE
+    from rlang.ir import ArrayType
+    from rlang.lower import lower
+
+    unit = rlang.loads(SOURCE).unit
+    module = emit_module(lower(unit, "kinds!", ("fixed", "ulog", "complex", "bool", "i32",
+                                                "f32", "i64"), False, True))
+    helpers = [fn for fn in module.functions if fn.name.startswith("rev_report_")]
+    assert helpers and all(fn.linkage == "internal" for fn in helpers)
+    for fn in helpers:
+        assert all(_NO_CAPTURE in str(arg.attributes) for arg in fn.args[4::2])
+    reporting = [fn for fn in module.functions if fn.name.startswith("rev_kinds")]
+    assert reporting and all("ptrtoint" not in str(fn) for fn in reporting)
+    assert any("rev_report_" in str(fn) for fn in reporting)               # called
+    outer = emit_module(lower(unit, "outer!", ("f64", ArrayType("f64", 1), "i64"), False,
+                              True))
+    assert "ptrtoint" not in "".join(str(fn) for fn in outer.functions
+                                     if not fn.name.startswith("rev_report_"))
