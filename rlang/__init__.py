@@ -20,7 +20,8 @@ def __getattr__(name: str):
     if name in _AD:
         from . import ad
 
-        return getattr(ad, name)
+        value = globals()[name] = getattr(ad, name)     # later uses find it directly
+        return value
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "Module", "Function",

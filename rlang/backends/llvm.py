@@ -49,10 +49,10 @@ class LlvmFunctions:
             self._fast[(name, inverse, signature)] = (native, symbol)
         return self.run(native, symbol, values)
 
-    def conforms(self, name: str, args: list, inverse: bool = False) -> bool:
-        """Whether `args` are known to bind to `name`'s parameters as they are (an
-        earlier call with arguments of the same kinds took the fast path)."""
-        signature = signature_of(args)
+    def conforms(self, name: str, signature, inverse: bool = False) -> bool:
+        """Whether arguments of `signature` (signature_of) are known to bind to
+        `name`'s parameters as they are (an earlier call with arguments of the same
+        kinds took the fast path)."""
         return bool(signature) and (name, inverse, signature) in self._fast
 
     def bind(self, name: str, args: list) -> list:

@@ -32,10 +32,11 @@ from .llvm_emit import emit_module
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
     """The gradients (see the module docstring).  Device arrays (cuda backend) get
     device arrays of gradients, which stay on the device."""
-    key = _plan_key(name, args, loss, inverse)
+    signature = signature_of(args)
+    key = _plan_key(name, signature, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
     if plan is not None and plan.added is not None:
-        result = _without_forward(functions, plan, name, args, inverse)
+        result = _without_forward(functions, plan, name, args, inverse, signature)
         if result is not None:
             return result
     if plan is None:        # compile both passes before anything runs: a refusal
@@ -63,15 +64,18 @@ def _gradient_pass(functions, plan, outputs: list) -> tuple:
     new = functions.run(plan.native, plan.symbol,
                         outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])
-    return tuple(_in_value_space(g, x) for g, x in zip(returned, new[:len(outputs)]))
+    for k in plan.log_space:
+        returned[k] = _in_value_space(returned[k], new[k])
+    return tuple(returned)
 
 
-def _without_forward(functions, plan, name: str, args: list, inverse: bool):
+def _without_forward(functions, plan, name: str, args: list, inverse: bool, signature):
     """The gradients by the pass alone, started from the inputs, with the arrays the
     function adds to copied (Note [Gradients without the forward run],
-    rlang/ir_outputs.py); None where the arguments do not conform as they are or
-    the pass fails (the caller then runs the forward run and the pass)."""
-    if not functions.conforms(name, args, inverse) or not plan.fits(args):
+    rlang/ir_outputs.py); None where the arguments (of `signature_of` `signature`)
+    do not conform as they are or the pass fails (the caller then runs the forward
+    run and the pass)."""
+    if not functions.conforms(name, signature, inverse) or not plan.fits(args):
         return None
     outputs = [value.copy() if k in plan.added and isinstance(value, np.ndarray) else value
                for k, value in enumerate(args)]
@@ -81,10 +85,10 @@ def _without_forward(functions, plan, name: str, args: list, inverse: bool):
         return None
 
 
-def _plan_key(name: str, args: list, loss, inverse: bool):
+def _plan_key(name: str, signature, loss, inverse: bool):
     """What a gradient plan depends on, or None where it cannot be reused (arguments
-    that are converted on every call, a loss that is not a plain key)."""
-    signature = signature_of(args)
+    that are converted on every call: `signature` None, a loss that is not a plain
+    key)."""
     if signature is None or not isinstance(loss, (str, int, tuple)):
         return None
     try:
@@ -128,6 +132,9 @@ class _GradientPlan:
         self.plain = not any(isinstance(s, ir.StackType) for s in shadows) and \
             all(type(v) is np.ndarray or not isinstance(v, np.ndarray) for v in outputs)
         self.zeros = [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, outputs)]
+        # the ulog arguments, whose gradients come back in log space (_in_value_space)
+        self.log_space = [k for k, t in enumerate(self.types)
+                          if "ulog" in (t, getattr(t, "elem", None))]
         # the parameters f only adds to, where the pass needs no forward run
         self.added = None
         if functions.forward_free_gradients and not functions.invcheck and self.plain \
@@ -160,10 +167,16 @@ def _zero_kind(shadow, value):
     return complex if complex_ else float
 
 
+#: Types of values that are never device arrays (checked first: most calls).
+_HOST_TYPES = (np.ndarray, float, int, complex, bool, type(None))
+
+
 def _is_device(value) -> bool:
+    if isinstance(value, _HOST_TYPES):
+        return False
     from .cuda_runtime import is_device_array
 
-    return not isinstance(value, np.ndarray) and is_device_array(value)
+    return is_device_array(value)
 
 
 def _stand_in(value, copy: bool = False):
@@ -294,11 +307,14 @@ def _returned(shadows: list, new: list, stacks: bool = False) -> list:
     for shadow in shadows:
         if shadow is None:
             out.append(None)
+            continue
+        value = next(values)
+        kind = type(shadow)
+        if kind is float or kind is complex:
+            out.append(kind(value))
         elif isinstance(shadow, Stack):
-            returned = next(values)
-            out.append(returned if stacks else None)
+            out.append(value if stacks else None)
         else:
-            value = next(values)
             out.append(shadow if isinstance(shadow, np.ndarray) or _is_device(shadow) else
                        complex(value) if isinstance(shadow, complex) else float(value))
     return out

@@ -46,7 +46,7 @@ def compiled_module(unit, invcheck: bool):
     gradients = adjoint_module(ir.Module("", {s: f for s, f in module.functions.items()
                                               if s not in with_store}, module.sites))
     module.functions.update(gradients.functions)
-    return module, emit_module(module, Path(unit.file).stem), entries, skipped
+    return module, emit_module(module, Path(unit.file).stem, python_entries=False), entries, skipped
 
 
 def compile_file(unit, emit: str, invcheck: bool = True):

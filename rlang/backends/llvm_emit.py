@@ -2,7 +2,8 @@
 
 `emit_module(module, name)` returns an `llvmlite.ir.Module` with one function per
 specialisation (calling convention: rlang/backends/abi.py) and one `<symbol>_entry`
-per specialisation for callers outside generated code.  Expressions are emitted by
+per specialisation for callers outside generated code (and `<symbol>_pyentry` for
+Python, Note [Arrays read by the entry point] in llvm_marshal.py).  Expressions are emitted by
 rlang/backends/llvm_expr.py.
 
 Checks are branches to a cold block that records the site id (and a few values) in
@@ -12,6 +13,7 @@ Statements that carry no site emit no check at all.
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir as ll
 
 from .. import ir
@@ -24,6 +26,7 @@ from .llvm_alias import ParameterScopes, distinct_gradients
 from .llvm_ancillas import AncillaEmitter
 from .abi import PRINT_HOOK
 from .llvm_report import ReportEmitter, shown
+from .llvm_marshal import NOT_ADDRESSABLE, array_header
 from .llvm_stacks import STACK_TYPE, StackEmitter
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
@@ -79,16 +82,20 @@ def recursive_symbols(module: ir.Module) -> set:
     return recursive
 
 
-def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True) -> ll.Module:
+def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True,
+                python_entries: bool = True) -> ll.Module:
     """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
     variables to Python (Note [Frame variables in compiled errors], llvm_report.py;
-    off for derivative passes)."""
+    off for derivative passes); `python_entries`: each function also gets the
+    `<symbol>_pyentry` that Python calls (Note [Arrays read by the entry point],
+    llvm_marshal.py), where NumPy's array layout allows it."""
     # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py),
     # Note [Zero seeds] (ir_guards.py)
     module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
     out = ll.Module(name=name)
     recursive = recursive_symbols(module)
     distinct = distinct_gradients(module)
+    header = array_header() if python_entries else None
     functions = {}
     for symbol, fn in module.functions.items():
         fnty = ll.FunctionType(I32, [I64.as_pointer()] + [param_type(p.type)
@@ -98,6 +105,8 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
                          symbol in distinct, report_locals).emit()
         _emit_entry(out, functions[symbol], fn)
+        if header is not None:
+            _emit_object_entry(out, functions[symbol], fn, header)
     return out
 
 
@@ -113,6 +122,63 @@ def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
         raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
         values.append(builder.bitcast(raw, param_type(param.type)))
     builder.ret(builder.call(target, values))
+
+
+def _emit_object_entry(out: ll.Module, target: ll.Function, fn: ir.Function,
+                       header: tuple) -> None:
+    """`int32 <symbol>_pyentry(int64 *ctx, void **args)`: as `<symbol>_entry`, but an
+    array argument's pointer is its NumPy array object, whose fields (at the byte
+    offsets `header`: data, nd, dimensions, strides) become a descriptor here; an
+    array that cannot be used in place makes it return NOT_ADDRESSABLE before the
+    function runs (Note [Arrays read by the entry point], llvm_marshal.py)."""
+    entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
+                                                   I8.as_pointer().as_pointer()]),
+                        name=target.name + "_pyentry")
+    builder = ll.IRBuilder(entry.append_basic_block("entry"))
+    ctx, args = entry.args
+    values, usable = [ctx], ll.Constant(I1, 1)
+    for k, param in enumerate(fn.params + fn.results):
+        raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
+        if isinstance(param.type, ir.ArrayType) and k < len(fn.params):
+            obj = builder.load(builder.bitcast(raw, I8.as_pointer().as_pointer()))
+            descriptor, fits = _descriptor_of_object(builder, obj, param.type, header)
+            values.append(descriptor)
+            usable = builder.and_(usable, fits)
+        else:
+            values.append(builder.bitcast(raw, param_type(param.type)))
+    with builder.if_then(builder.not_(usable), likely=False):
+        builder.ret(ll.Constant(I32, NOT_ADDRESSABLE))
+    builder.ret(builder.call(target, values))
+
+
+def _descriptor_of_object(b: ll.IRBuilder, obj, t: ir.ArrayType, header: tuple):
+    """(a descriptor of the NumPy array at `obj`, whether it fits `t` in place: its
+    rank, its data aligned for the element, every stride in whole elements)."""
+    data_at, nd_at, dims_at, strides_at = header
+    item = abi.ITEM_BYTES[t.elem]
+
+    def field(offset, kind):
+        return b.load(b.bitcast(b.gep(obj, [ll.Constant(I64, offset)]), kind.as_pointer()))
+
+    data = field(data_at, I8.as_pointer())
+    dims, steps = field(dims_at, I64.as_pointer()), field(strides_at, I64.as_pointer())
+    alignment = ll.Constant(I64, np.dtype(abi.ITEM_DTYPES[t.elem]).alignment - 1)
+    fits = b.and_(b.icmp_signed("==", field(nd_at, I32), ll.Constant(I32, t.ndim)),
+                  b.icmp_unsigned("==", b.and_(b.ptrtoint(data, I64), alignment),
+                                  ll.Constant(I64, 0)))
+    descriptor = b.alloca(descriptor_type(t.ndim))
+    b.store(data, b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+    def slot(part, axis):
+        return b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, part),
+                                  ll.Constant(I32, axis)])
+
+    for axis in range(t.ndim):
+        stride = b.load(b.gep(steps, [ll.Constant(I64, axis)]))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(stride, ll.Constant(I64, item)),
+                                          ll.Constant(I64, 0)))
+        b.store(b.load(b.gep(dims, [ll.Constant(I64, axis)])), slot(1, axis))
+        b.store(b.sdiv(stride, ll.Constant(I64, item)), slot(2, axis))
+    return descriptor, fits
 
 
 class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter):

@@ -29,7 +29,7 @@ from ..errors import RlangError
 from .llvm_errors import error_from_context, locals_text, print_line, print_values
 from . import abi
 from .abi import LOCALS_HOOK, PRINT_HOOK
-from .llvm_marshal import EntryLayout
+from .llvm_marshal import NOT_ADDRESSABLE, EntryLayout, array_header, not_addressable
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `_compiler_digest`).
@@ -87,11 +87,11 @@ def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
     options.loop_vectorization = True
     options.slp_vectorization = True
     builder = llvm.create_pass_builder(machine, options)
-    _vectorise_epilogues(False)         # Note [Scalar loop remainders]
+    _our_pass_options(True)     # Note [Scalar loop remainders], [Zeroing without memset]
     try:
         builder.getModulePassManager().run(module, builder)
     finally:
-        _vectorise_epilogues(True)      # LLVM's default, for other users (Numba)
+        _our_pass_options(False)    # LLVM's defaults, for other users (Numba)
     return module
 
 
@@ -111,8 +111,11 @@ def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
 # LLVM, so it is set around our pass pipeline only.
 
 
-def _vectorise_epilogues(on: bool) -> None:
-    llvm.set_option("rlang", f"-enable-epilogue-vectorization={'true' if on else 'false'}")
+def _our_pass_options(ours: bool) -> None:
+    """LLVM's global options as our modules want them (no epilogue vectorisation,
+    no memset from loops: llvm_ancillas.py), or back to LLVM's defaults."""
+    llvm.set_option("rlang", f"-enable-epilogue-vectorization={'false' if ours else 'true'}")
+    llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
 
 
 _COMPILER_DIGEST: list = []
@@ -132,7 +135,7 @@ def _compiler_digest() -> str:
 
 def compile_module(key: str, build) -> "NativeModule":
     digest = hashlib.sha256(f"{CODE_VERSION}|{_compiler_digest()}|{llvmlite.__version__}|"
-                            f"{llvm.get_host_cpu_name()}|{key}".encode()).hexdigest()[:32]
+                            f"{llvm.get_host_cpu_name()}|{array_header()}|{key}".encode()).hexdigest()[:32]
     path = cache_dir() / f"{digest}.rlo"
     if path.exists():
         try:
@@ -210,8 +213,8 @@ class NativeModule:
 
         def locals_hook(site, values):      # Note [Frame variables in compiled errors]
             frames = getattr(self._reports, "frames", None)
-            if frames is None:
-                return
+            if frames is None:          # the first frame unwound: `call` takes them
+                frames = self._reports.frames = FrameReports()
             site_info = self.sites[site]
             try:
                 text = locals_text(site_info, print_values(site_info, values))
@@ -231,9 +234,11 @@ class NativeModule:
         ctypes.c_void_p.from_address(address).value = ctypes.cast(hook, ctypes.c_void_p).value
 
     def function(self, symbol: str):
+        """The entry point Python calls (Note [Arrays read by the entry point])."""
         cfunc = self._functions.get(symbol)
         if cfunc is None:
-            address = self.engine.get_function_address(symbol + "_entry")
+            suffix = "_entry" if array_header() is None else "_pyentry"
+            address = self.engine.get_function_address(symbol + suffix)
             cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)
             self._functions[symbol] = cfunc
         return cfunc
@@ -244,14 +249,19 @@ class NativeModule:
         entry = self._entries.get(symbol)
         if entry is None:
             types, results = self.symbols[symbol]
-            entry = self._entries[symbol] = (self.function(symbol),
-                                             EntryLayout(types, results))
+            entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
+                types, results, objects=array_header() is not None))
         function, layout = entry
         buffer = layout.pack(values, max_depth)
-        self._reports.frames = reports = FrameReports()
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
+        if status == NOT_ADDRESSABLE:
+            raise not_addressable()
         if status != 0:
+            reports = getattr(self._reports, "frames", None) or FrameReports()
+            self._reports.frames = None
             raise error_from_context(layout.context(buffer), self.sites, max_depth,
                                      reports.texts())
-        return layout.unpack(buffer, values)
+        new = layout.unpack(buffer, values)
+        layout.reuse(buffer)
+        return new

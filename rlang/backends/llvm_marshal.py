@@ -47,12 +47,16 @@ _DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
 
 class EntryLayout:
     """The buffer layout of one entry point: the context words, the argument
-    pointer array, then one holder per argument and per store result."""
+    pointer array, then one holder per argument and per store result.  With
+    `objects`, an array argument's holder is the address of its NumPy array object,
+    which the entry point reads itself (`<symbol>_pyentry`, Note [Arrays read by the
+    entry point]); without, it is the array's descriptor (`<symbol>_entry`)."""
 
-    def __init__(self, types: tuple, results: tuple = ()):
+    def __init__(self, types: tuple, results: tuple = (), objects: bool = False):
         self.types, self.results = tuple(types), tuple(results)
         holders = list(self.types) + [t for _, t in self.results]
-        codes = [_holder_code(t) for t in holders]
+        codes = [_holder_code(t, objects) for t in self.types] + \
+            [_holder_code(t) for _, t in self.results]
         self._pointers_at = abi.CTX_WORDS * 8
         self._holders_at = self._pointers_at + 8 * len(holders)
         self._holders = struct.Struct("=" + "".join(codes))
@@ -60,17 +64,34 @@ class EntryLayout:
         self._words = (self._holders_at + self._holders.size) // 8
         # where each holder starts: in bytes from the first holder, in unpacked fields
         self._offsets, self._fields, at, field = [], [], 0, 0
-        for code, t in zip(codes, holders):
+        for code in codes:
             self._offsets.append(at)
             self._fields.append(field)
             at += struct.calcsize("=" + code)
-            field += _field_count(t)
-        self._packers = [_packer(t) for t in self.types]
+            field += _field_count(code)
+        self._packers = [_packer(t, objects) for t in self.types]
         self._stacks = [k for k, t in enumerate(self.types) if isinstance(t, ir.StackType)]
-        self._zeros = [0] * sum(_field_count(t) for _, t in self.results)
+        self._zeros = [0] * sum(map(_field_count, codes[len(self.types):]))
+        # Note [Calls of one-word arguments]
+        self._one_word = objects and not self.results and all(
+            isinstance(t, ir.ArrayType) or t in _ONE_WORD for t in self.types)
+        self._objects = [k for k, t in enumerate(self.types) if isinstance(t, ir.ArrayType)]
+        self._wrapped = [(k, _WRAPPERS[t]) for k, t in enumerate(self.types)
+                         if t in _WRAPPERS]
+        self._start = struct.Struct(_HEADER.format)
+        self._spare: list = []          # buffers of finished calls, their pointers set
 
     def pack(self, values: list, max_depth: int):
-        """A fresh buffer holding `values` (arguments, in the order of `types`)."""
+        """A buffer holding `values` (arguments, in the order of `types`); hand it
+        back with `reuse` after a call that succeeded."""
+        if self._one_word:
+            buffer = self._spare.pop() if self._spare else self._new_buffer()
+            holders = list(values)
+            for k in self._objects:
+                holders[k] = id(holders[k])
+            self._start.pack_into(buffer, 0, 0, 0, max_depth)
+            self._holders.pack_into(buffer, self._holders_at, *holders)
+            return buffer
         buffer = (ctypes.c_int64 * self._words)()
         base = ctypes.addressof(buffer) + self._holders_at
         fields = list(map(base.__add__, self._offsets))
@@ -80,6 +101,19 @@ class EntryLayout:
             pack(value, fields)
         self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
         return buffer
+
+    def _new_buffer(self):
+        """A buffer whose argument pointers point at its holders."""
+        buffer = (ctypes.c_int64 * self._words)()
+        base = ctypes.addressof(buffer) + self._holders_at
+        struct.pack_into("=" + "Q" * len(self._offsets), buffer, self._pointers_at,
+                         *map(base.__add__, self._offsets))
+        return buffer
+
+    def reuse(self, buffer) -> None:
+        """Keep the buffer of a call that succeeded for a later call."""
+        if self._one_word and len(self._spare) < 4:
+            self._spare.append(buffer)
 
     def _pack_with_stacks(self, buffer, fields, values, max_depth):
         copied = []                 # (field, type) of the stacks copied so far
@@ -119,6 +153,13 @@ class EntryLayout:
         """The arguments' new values (arrays: the same objects, updated in place),
         then `(name, value)` for each store result."""
         fields = self._holders.unpack_from(buffer, self._holders_at)
+        if self._one_word:
+            new = list(fields)
+            for k in self._objects:
+                new[k] = values[k]
+            for k, wrap in self._wrapped:
+                new[k] = wrap(new[k])
+            return new
         new = [value if isinstance(t, (ir.ArrayType, ir.StackType)) else
                _scalar(fields, at, t) for value, t, at in zip(values, self.types, self._fields)]
         first = len(self.types)
@@ -127,28 +168,51 @@ class EntryLayout:
         return new
 
 
-def _holder_code(t) -> str:
+# Note [Calls of one-word arguments]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Most calls pass only arrays (as their objects, Note [Arrays read by the entry
+# point]) and scalars held in one word each, and `main`'s store is not among them.
+# Such a call packs the values themselves (the arrays' addresses in their places)
+# with one `struct.pack_into`, into a buffer kept from an earlier call whose
+# argument pointers are already set, and unpacks them as they come, wrapping i32
+# and f32 results in their types: a few microseconds less per call than packing
+# holder by holder, which is most of the cost of calling a small function.
+
+#: Scalar types held in one word whose value packs as it is.
+_ONE_WORD = ("bool", "i32", "i64", "f32", "f64")
+
+
+def _wrapper(kind: str):
+    def wrap(raw):
+        from .. import numbers
+
+        return getattr(numbers, kind)(raw)
+    return wrap
+
+
+#: How an unpacked i32 or f32 becomes its rev value.
+_WRAPPERS = {"i32": _wrapper("I32"), "f32": _wrapper("F32")}
+
+
+def _holder_code(t, objects: bool = False) -> str:
     if isinstance(t, ir.StackType):
         return "qqq"
     if isinstance(t, ir.ArrayType):
-        return "q" * (1 + 2 * t.ndim)
+        return "q" if objects else "q" * (1 + 2 * t.ndim)
     return _SCALAR_CODES[t]
 
 
-def _field_count(t) -> int:
-    if isinstance(t, ir.StackType):
-        return 3
-    if isinstance(t, ir.ArrayType):
-        return 1 + 2 * t.ndim
-    return 2 if t == "complex" else 1
+def _field_count(code: str) -> int:
+    """How many values `struct` packs for one holder's code."""
+    return len(struct.unpack("=" + code, bytes(struct.calcsize("=" + code))))
 
 
-def _packer(t):
+def _packer(t, objects: bool = False):
     """`pack(value, fields)`: append the holder fields of one argument of type t."""
     if isinstance(t, ir.StackType):
         return lambda stack, fields: fields.extend(_stack_words(stack, t))
     if isinstance(t, ir.ArrayType):
-        return _pack_array
+        return _pack_array_object if objects else _pack_array
     if t == "complex":
         return lambda value, fields: fields.extend((value.real, value.imag))
     if t == "fixed":
@@ -163,16 +227,20 @@ def _pack_array(array, fields) -> None:
     itemsize = dtype.itemsize
     address = _data_address(array)
     if address % dtype.alignment or not dtype.isnative:
-        raise _not_addressable()
+        raise not_addressable()
     fields.append(address)
     fields += array.shape
     for stride in array.strides:
         if stride % itemsize:
-            raise _not_addressable()
+            raise not_addressable()
         fields.append(stride // itemsize)
 
 
-def _not_addressable() -> BackendUnsupported:
+def _pack_array_object(array, fields) -> None:
+    fields.append(id(array))
+
+
+def not_addressable() -> BackendUnsupported:
     """Raised while packing, before the call: the default backend ("auto") then runs
     the call on the interpreter."""
     return BackendUnsupported("the llvm backend needs aligned arrays in native byte order "
@@ -282,3 +350,55 @@ def _choose_data_address():
 
 
 _data_address = _choose_data_address()
+
+
+# Note [Arrays read by the entry point]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Packing an array's descriptor in Python (its data address, extents and strides,
+# with the alignment and stride checks) cost about a microsecond per array, most
+# of a small kernel's call: GMM's gradient pass takes eight arrays.  Where NumPy's
+# array objects have the layout of `PyArrayObject_fields` (numpy/ndarraytypes.h:
+# the object header, then `data`, `nd`, `dimensions`, `strides`), which
+# `array_header()` checks once on probe arrays, Python passes each array as the
+# address of its object instead, and `<symbol>_pyentry` (llvm_emit.py) reads the
+# fields itself.  It checks what `_pack_array` checks (the rank, the data aligned
+# for the element type, strides in whole elements) for every array before the
+# function runs, and returns `NOT_ADDRESSABLE` if one fails, so the call is refused
+# with `not_addressable()` before anything is touched, as before.  Where the probe
+# fails (another Python ABI), calls pack descriptors as before.
+
+#: The status `<symbol>_pyentry` returns when an array cannot be used in place.
+NOT_ADDRESSABLE = 2
+
+
+def array_header() -> tuple | None:
+    """The byte offsets of (data, nd, dimensions, strides) in a NumPy array object,
+    or None where the probe arrays do not show that layout."""
+    if _HEADER_LAYOUT:
+        return _HEADER_LAYOUT[0]
+    import numpy as np
+
+    at = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
+    layout = (at, at + 8, at + 16, at + 24)
+    probes = [np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:], np.zeros(5, dtype=np.int32)[1:],
+              np.zeros((3, 1), dtype=np.complex128).T, np.zeros(0)]
+
+    def read(address, kind):
+        return kind.from_address(address).value
+
+    def shows(array):
+        data, nd, dims, strides = (id(array) + offset for offset in layout)
+        if read(data, ctypes.c_void_p) != array.ctypes.data or read(nd, ctypes.c_int) != array.ndim:
+            return False
+        extents = ctypes.cast(read(dims, ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
+        steps = ctypes.cast(read(strides, ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
+        return (tuple(extents[k] for k in range(array.ndim)) == array.shape and
+                tuple(steps[k] for k in range(array.ndim)) == array.strides)
+
+    fits = ctypes.sizeof(ctypes.c_void_p) == 8 and _data_address is _header_data_address \
+        and all(shows(a) for a in probes)
+    _HEADER_LAYOUT.append(layout if fits else None)
+    return _HEADER_LAYOUT[0]
+
+
+_HEADER_LAYOUT: list = []

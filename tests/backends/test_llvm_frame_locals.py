@@ -169,10 +169,12 @@ def test_reports_pass_array_addresses_uncaptured():
     assert helpers and all(fn.linkage == "internal" for fn in helpers)
     for fn in helpers:
         assert all(_NO_CAPTURE in str(arg.attributes) for arg in fn.args[4::2])
-    reporting = [fn for fn in module.functions if fn.name.startswith("rev_kinds")]
+    reporting = [fn for fn in module.functions if fn.name.startswith("rev_kinds")
+                 and not fn.name.endswith("_pyentry")]      # (it checks data alignment)
     assert reporting and all("ptrtoint" not in str(fn) for fn in reporting)
     assert any("rev_report_" in str(fn) for fn in reporting)               # called
     outer = emit_module(lower(unit, "outer!", ("f64", ArrayType("f64", 1), "i64"), False,
                               True))
     assert "ptrtoint" not in "".join(str(fn) for fn in outer.functions
-                                     if not fn.name.startswith("rev_report_"))
+                                     if not fn.name.startswith("rev_report_")
+                                     and not fn.name.endswith("_pyentry"))

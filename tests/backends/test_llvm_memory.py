@@ -172,8 +172,22 @@ def _views():
     ]
 
 
+@pytest.fixture(params=["objects", "descriptors"])
+def array_passing(request, monkeypatch):
+    """Both ways arrays reach compiled code (Note [Arrays read by the entry point]):
+    as NumPy objects the entry point reads, and as descriptors packed in Python
+    (where NumPy's object layout is not the one probed)."""
+    from rlang.backends import llvm_marshal
+
+    if request.param == "descriptors":
+        monkeypatch.setattr(llvm_marshal, "_HEADER_LAYOUT", [None])
+    elif llvm_marshal.array_header() is None:
+        pytest.skip("NumPy's array objects do not have the probed layout here")
+    return request.param
+
+
 @pytest.mark.parametrize("views", range(3))
-def test_arguments_arrive_as_they_are(views):
+def test_arguments_arrive_as_they_are(views, array_passing):
     """Offsets, strides, transposes and every scalar type, against the interpreter."""
     interp, llvm = both(ARGUMENTS)
     y, m, k = _views()[views]
@@ -190,7 +204,7 @@ def test_arguments_arrive_as_they_are(views):
     assert np.array_equal(y2, y) and np.array_equal(m2, m) and np.array_equal(k2, k)
 
 
-def test_misaligned_arrays_are_refused():
+def test_misaligned_arrays_are_refused(array_passing):
     """(Arrays in the other byte order are refused by the binding rules already.)"""
     llvm = rlang.loads(ARGUMENTS, backend="llvm")
     misaligned = np.zeros(8 * 5 + 1, dtype=np.uint8)[1:].view(np.float64)
@@ -198,3 +212,77 @@ def test_misaligned_arrays_are_refused():
         with pytest.raises(RlangError, match="aligned arrays in native byte order"):
             getattr(llvm, "take!")(*_arguments(misaligned, np.zeros((2, 2)),
                                                np.zeros(1, dtype=np.int64)))
+
+
+ONE_WORD = """
+function scalars!(y!: f64[:], m: i64[:,:], i!: i32, f!: f32, b: bool, n!: i64, x!: f64)
+    for j = 0:length(y!) - 1
+        y![j] += x! * f64(m[j % size(m, 0), 1])
+    end
+    i! += 2
+    f! += 0.5
+    if (b, ~)
+        n! += size(m, 1)
+    end
+    x! += f64(n!)
+end
+"""
+
+
+def _one_word_arguments(y, m):
+    from rlang.numbers import F32, I32
+
+    return [y, m, I32(3), F32(1.5), True, 4, 0.25]
+
+
+def test_arrays_and_one_word_scalars(array_passing):
+    """A call of arrays and scalars held in one word each (Note [Calls of one-word
+    arguments]): values and their types as the interpreter's, on the first call and
+    the calls that reuse its buffer, with views of other strides in between."""
+    interp = rlang.loads(ONE_WORD, backend="interp")
+    llvm = rlang.loads(ONE_WORD, backend="llvm")
+    arrays = [(np.zeros(4), np.arange(6).reshape(3, 2)),
+              (np.zeros(9)[1::2], np.arange(12).reshape(3, 4)[:, ::2]),
+              (np.zeros(4), np.arange(6).reshape(2, 3).T)]
+    for y, m in arrays * 2:
+        y_want = y.copy()
+        want = getattr(interp, "scalars!")(*_one_word_arguments(y_want, m))
+        got = getattr(llvm, "scalars!")(*_one_word_arguments(y, m))
+        assert [repr(v) for v in got[2:]] == [repr(v) for v in want[2:]]
+        assert np.array_equal(y, y_want) and got[0] is y and got[1] is m
+
+
+def test_arrays_with_strides_in_part_elements_are_refused(array_passing):
+    llvm = rlang.loads(ONE_WORD, backend="llvm")
+    auto = rlang.loads(ONE_WORD)
+    base = np.zeros(40)
+    y = np.lib.stride_tricks.as_strided(base, shape=(4,), strides=(12,))
+    with pytest.raises(RlangError, match="whole-element strides"):
+        getattr(llvm, "scalars!")(*_one_word_arguments(y, np.ones((2, 2), dtype=np.int64)))
+    # the default backend runs such a call on the interpreter
+    got = getattr(auto, "scalars!")(*_one_word_arguments(y, np.ones((2, 2), dtype=np.int64)))
+    assert got[6] == 6.25 and np.allclose(y, 0.25)
+
+
+FAILING = """
+function pick!(s!: f64, x: f64[:], k: i64)
+    s! += x[k]
+end
+"""
+
+
+def test_calls_after_a_failed_call(array_passing):
+    """A failed call leaves nothing behind for the next: its error as the
+    interpreter's each time, and the calls between it right."""
+    interp = rlang.loads(FAILING, backend="interp")
+    llvm = rlang.loads(FAILING, backend="llvm")
+    x = np.array([1.0, 2.0, 3.0])
+    for k in (1, 5, 2, -1, 0, 3):
+        try:
+            want = interp["pick!"](0.0, x, k)
+        except RlangError as error:
+            with pytest.raises(type(error)) as got:
+                llvm["pick!"](0.0, x, k)
+            assert got.value.render() == error.render()
+        else:
+            assert llvm["pick!"](0.0, x, k) == want

@@ -341,3 +341,63 @@ def test_loop_remainders_are_not_vectorised_and_llvm_is_left_as_it_was():
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)
     assert "vector.body" in str(module) and "vec.epilog" in str(module)
+
+
+ZERO_LOOP_IR = """
+define void @clear(ptr %a, i64 %n) {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %p = getelementptr i64, ptr %a, i64 %i
+  store i64 0, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+SMALL_ANCILLA = """
+function prefix!(out!: f64, v: f64[:])
+    @routine begin
+        ms ← zeros(f64, length(v))
+        ms[0] += v[0]
+        for k = 1:length(v) - 1
+            ms[k] += max(ms[k - 1], v[k])
+        end
+    end
+    out! += ms[length(v) - 1]
+    ~@routine
+end
+"""
+
+
+def test_stack_ancillas_are_zeroed_without_memset_and_llvm_is_left_as_it_was():
+    """Note [Zeroing without memset] (backends/llvm_ancillas.py): a small ancilla is
+    zeroed by stores that loads can be forwarded from, in a loop our pipeline does
+    not turn into a memset call; a pipeline run afterwards (Numba's) still does."""
+    import llvmlite.binding as llvm
+
+    from rlang.backends import llvm_jit
+    from rlang.backends.llvm_emit import emit_module
+    from rlang.ir import ArrayType
+    from rlang.lower import lower
+
+    machine = llvm_jit.target_machine()
+    unit = rlang.loads(SMALL_ANCILLA).unit
+    for invcheck in (False, True):
+        module = emit_module(lower(unit, "prefix!", ("f64", ArrayType("f64", 1, True)),
+                                   False, invcheck))
+        # (memsets of a constant size become plain stores: no call)
+        assert "memset" not in machine.emit_assembly(llvm_jit.optimise(str(module), machine))
+    assert "memset" not in str(llvm_jit.optimise(ZERO_LOOP_IR, machine))
+    module = llvm.parse_assembly(ZERO_LOOP_IR)
+    builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(
+        speed_level=3))
+    builder.getModulePassManager().run(module, builder)
+    assert "memset" in str(module)
+    m = rlang.loads(SMALL_ANCILLA, backend="llvm")
+    assert m["prefix!"](0.0, np.array([1.0, 3.0, 2.0]))[0] == 3.0
