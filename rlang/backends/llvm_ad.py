@@ -310,7 +310,9 @@ def _returned(shadows: list, new: list, stacks: bool = False) -> list:
             continue
         value = next(values)
         kind = type(shadow)
-        if kind is float or kind is complex:
+        if kind is np.ndarray:
+            out.append(shadow)
+        elif kind is float or kind is complex:
             out.append(kind(value))
         elif isinstance(shadow, Stack):
             out.append(value if stacks else None)

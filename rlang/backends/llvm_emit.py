@@ -13,6 +13,8 @@ Statements that carry no site emit no check at all.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 from llvmlite import ir as ll
 
@@ -49,19 +51,48 @@ def param_type(t):
 
 def callees(body) -> set:
     """The symbols a statement list calls, at any depth."""
-    found = set()
+    return {callee for callee, _ in calls_in(body)}
+
+
+def calls_in(body, in_loop: bool = False):
+    """(callee, whether inside a loop) for each call statement of a statement list,
+    at any depth."""
     for stmt in body:
         if isinstance(stmt, ir.Call):
-            found.add(stmt.callee)
+            yield stmt.callee, in_loop
         elif isinstance(stmt, ir.If):
             for branch in stmt.branches:
-                found |= callees(branch.body)
-            found |= callees(stmt.orelse)
+                yield from calls_in(branch.body, in_loop)
+            yield from calls_in(stmt.orelse, in_loop)
         elif isinstance(stmt, (ir.While, ir.For)):
-            found |= callees(stmt.body)
+            yield from calls_in(stmt.body, True)
         elif isinstance(stmt, ir.From):
-            found |= callees(stmt.body) | callees(stmt.step)
-    return found
+            yield from calls_in(stmt.body, True)
+            yield from calls_in(stmt.step, True)
+
+
+def inlined_once(module: ir.Module) -> set:
+    """The specialisations that one call statement of the module calls, inside a
+    loop, and that are not recursive (Note [Functions called once are inlined])."""
+    calls = [call for fn in module.functions.values() for call in calls_in(fn.body)]
+    sites = collections.Counter(callee for callee, _ in calls)
+    return {callee for callee, in_loop in calls
+            if in_loop and sites[callee] == 1} - recursive_symbols(module)
+
+
+# Note [Functions called once are inlined]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Every specialisation is an external function (its entry points and a shared
+# library's callers call it), so LLVM's inliner weighs a large one called in a
+# loop at its full size and leaves the call: GMM's `gmm_point!`, called once per
+# data point, reloaded its six array descriptors and its ancillas' sizes on every
+# point.  As C compilers inline a static function called from one place, a
+# specialisation that one call statement of the module calls, inside a loop (and
+# that is not recursive), is marked `alwaysinline`, as `@inline` functions are.
+# The copy costs compile time only; calls outside loops are left alone, since
+# there it would buy nothing (inlining every function called once made the first
+# run of a 54-line program 0.2 s slower).  GMM d = 2, K = 5: forward 118.6 →
+# 109.5 µs, gradient 264 → 246 µs; d = 10 and d = 64 unchanged within noise.
 
 
 def recursive_symbols(module: ir.Module) -> set:
@@ -95,6 +126,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     out = ll.Module(name=name)
     recursive = recursive_symbols(module)
     distinct = distinct_gradients(module)
+    once = inlined_once(module)
     header = array_header() if python_entries else None
     functions = {}
     for symbol, fn in module.functions.items():
@@ -102,8 +134,9 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                                                           for p in fn.params + fn.results])
         functions[symbol] = ll.Function(out, fnty, name=symbol)
     for symbol, fn in module.functions.items():
+        inline = fn.inline or symbol in once        # Note [Functions called once are inlined]
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
-                         symbol in distinct, report_locals).emit()
+                         symbol in distinct, report_locals, inline).emit()
         _emit_entry(out, functions[symbol], fn)
         if header is not None:
             _emit_object_entry(out, functions[symbol], fn, header)
@@ -185,12 +218,12 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
-                 distinct: bool, report_locals: bool = True):
+                 distinct: bool, report_locals: bool = True, inline: bool = False):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
         self.recursive = recursive      # counts the call depth (see recursive_symbols)
         self.llfn = functions[fn.symbol]
         self.llfn.attributes.add("nounwind")
-        if fn.inline and not recursive:     # `@inline function` (LANGUAGE.md §4)
+        if inline and not recursive:    # `@inline function` (LANGUAGE.md §4), or called once
             self.llfn.attributes.add("alwaysinline")
         entry = self.llfn.append_basic_block("entry")
         self.builder = ll.IRBuilder(entry)

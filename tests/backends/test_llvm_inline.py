@@ -70,3 +70,70 @@ def test_inlined_results_are_the_interpreters():
     assert np.allclose(back[0], 0.0, atol=1e-12)
     assert_same_gradients(rlang.gradient(m["all!"], [np.zeros(7), xs], ("y!", 3)),
                           rlang.gradient(interp["all!"], [np.zeros(7), xs.copy()], ("y!", 3)))
+
+
+ONCE = """
+function point!(s!: f64, x: f64[:], i: i64)
+    @routine begin
+        t ← zeros(f64, 3)
+        for j = 0:2
+            t[j] += x[i] * f64(j)
+        end
+    end
+    for j = 0:2
+        s! += t[j] * t[j]
+    end
+    ~@routine
+end
+
+function twice!(s!: f64, x: f64)
+    s! += x * x
+end
+
+function top!(s!: f64, x: f64)
+    s! += 0.5 * x
+end
+
+function total!(s!: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        point!(s!, x, i)
+        twice!(s!, x[i])
+    end
+    twice!(s!, 1.0)
+    top!(s!, 2.0)
+end
+
+function down!(s!: f64, n: i64)
+    if (n > 0, ~)
+        s! += 1.0
+        for k = 1:1
+            down!(s!, n - 1)
+        end
+    end
+end
+"""
+
+
+def test_functions_called_once_in_a_loop_are_inlined():
+    """Note [Functions called once are inlined] (backends/llvm_emit.py): a function
+    that one call statement calls, inside a loop, is inlined; one called twice, one
+    called outside loops and a recursive one are left to LLVM.  Results, inverse and
+    gradients are the interpreter's."""
+    from rlang.backends.llvm_emit import inlined_once
+
+    m = rlang.loads(ONCE, backend="llvm")
+    interp = rlang.loads(ONCE)
+    types = ("f64", type_of_value(np.ones(4)))
+    module = lower(m.unit, "total!", types, False, True)
+    once = inlined_once(module)
+    assert [s for s in module.functions if s.startswith("rev_point")] == list(once)
+    emitted = emit_module(module)
+    inline = {fn.name for fn in emitted.functions if "alwaysinline" in str(fn.attributes)}
+    assert inline == once
+    assert not inlined_once(lower(m.unit, "down!", ("f64", "i64"), False, True))
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    got = m["total!"](0.0, x)
+    assert got[0] == interp["total!"](0.0, x.copy())[0]
+    assert (~m["total!"])(got[0], x)[0] == 0.0
+    assert_same_gradients(rlang.gradient(m["total!"], [0.0, x], "s!"),
+                          rlang.gradient(interp["total!"], [0.0, x.copy()], "s!"))
