@@ -9,7 +9,7 @@ from llvmlite import ir as ll
 
 from .. import ir
 from . import abi
-from .llvm_expr import F64, I1, I8, I64, counted_loop
+from .llvm_expr import F64, I1, I8, I64, counted_loop, loop_hints
 
 
 # Note [Small array ancillas]
@@ -29,16 +29,21 @@ from .llvm_expr import F64, I1, I8, I64, counted_loop
 
 # Note [Zeroing without memset]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# glibc's memset writes fewer than 64 bytes with one masked AVX-512 store, and a
-# load from memory such a store wrote cannot be forwarded from it: it waits until
-# the store reaches the cache.  An ancilla's first update reads the zero it was
-# just given (`ms[k] += max(ms[k - 1], v[k])`), so with memset the first updates of
-# GMM's small ancillas stalled on every data point: a fifth of the forward time at
+# An ancilla's first update reads the zero it was just given (`ms[k] +=
+# max(ms[k - 1], v[k])`, `qx[k, j] += …`): an 8-byte load from memory that the
+# zeroing wrote a moment before.  Such a load is forwarded from the store only if
+# that store was one the load can be served from; otherwise it waits until the
+# store reaches the cache.  glibc's memset writes fewer than 64 bytes with one
+# masked AVX-512 store, which never forwards: with memset, the first updates of
+# GMM's small ancillas stalled on every data point, a fifth of the forward time at
 # d = 2 (GMM d = 2, K = 5: 167 → 149 µs without it; d = 10 with invcheck on 3.18 →
-# 2.92 ms).  Stack ancillas are therefore zeroed by a loop of 8-byte stores, which
-# LLVM vectorises into plain stores, and LLVM's loop idiom recognition (which
-# would turn such loops back into memset) is off for our modules (llvm_jit.py).
-# Heap ancillas come zeroed from calloc.
+# 2.92 ms).  A vectorised zeroing loop did the same where its 32-byte stores fell
+# badly: the d = 10 forward with invcheck on but unchecked routines ran 1.62 or
+# 1.30 ms depending on where the stack put `qx`.  Stack ancillas are therefore
+# zeroed by a loop of 8-byte stores that is neither vectorised nor interleaved
+# (loop metadata), and LLVM's loop idiom recognition, which would turn it back
+# into a memset, is off for our modules (llvm_jit.py).  Heap ancillas come zeroed
+# from calloc.
 
 #: Array ancillas up to this many bytes live on the stack (Note [Small array ancillas]).
 SMALL_ARRAY_BYTES = 4096
@@ -74,8 +79,11 @@ class AncillaEmitter:
         words = b.udiv(b.add(size, ll.Constant(I64, 7)), ll.Constant(I64, 8))
         local = b.alloca(I64, size=words, name=ir.c_identifier(var.name) + ".data")
         local.align = 16
-        with counted_loop(b, self.llfn, words, self.entry_alloca(I64, "i"), "zero") as i:
+        zeroing = counted_loop(b, self.llfn, words, self.entry_alloca(I64, "i"), "zero")
+        with zeroing as i:      # Note [Zeroing without memset]: 8-byte stores
             b.store(ll.Constant(I64, 0), b.gep(local, [i]))
+        zeroing.back_edge.set_metadata("llvm.loop", loop_hints(
+            self.out, vectorize_width=1, interleave_count=1))
         local = b.bitcast(local, I8.as_pointer())
         stack_block = b.block
         b.branch(done)

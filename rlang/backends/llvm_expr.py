@@ -352,8 +352,27 @@ class counted_loop:
     def __exit__(self, *exc):
         b = self.b
         b.store(b.add(self.i, ll.Constant(I64, 1)), self.counter)
-        b.branch(self.head)
+        self.back_edge = b.branch(self.head)
         b.position_at_end(self.done)
         return False
+
+
+class LoopID(ll.values.MDValue):
+    """A loop's `!llvm.loop` metadata: a distinct node whose first operand is
+    itself, then the hints (`loop_hints`)."""
+
+    def descr(self, buf):
+        rest = "".join(", " + op.get_reference() for op in self.operands)
+        buf += (f"distinct !{{ {self.get_reference()}{rest} }}", "\n")
+
+
+def loop_hints(module: ll.Module, **hints) -> LoopID:
+    """`!llvm.loop` metadata with integer hints, e.g. `vectorize_width=1`
+    (llvm.loop.vectorize.width) or `interleave_count=1`."""
+    operands = [module.add_metadata([ll.MetaDataString(module, "llvm.loop." +
+                                                       name.replace("_", ".", 1)),
+                                     ll.Constant(I32, value)])
+                for name, value in hints.items()]
+    return LoopID(module, operands, name=str(len(module.metadata)))
 
 
