@@ -2,7 +2,7 @@
 
 The transcripts of the specification and a few failures run in a real subprocess
 (`run_cli`); the rest call `rlang.cli.main` in-process (`cli`), which is what the
-console script runs.  Exit status: 0 success, 1 an error in the program or its
+console script runs before it exits (`rlang.cli.entry`).  Exit status: 0 success, 1 an error in the program or its
 arguments, 2 a bad command line.
 """
 from __future__ import annotations
@@ -384,3 +384,45 @@ def test_printed_floats_are_exact(cli):
     code, out, err = cli("run", MULTIPLIER, "multiplier", "0.1", "0.2", "1")
     assert out.splitlines()[0] == "y! = 0.30000000000000004"
     assert float(out.splitlines()[0].split(" = ")[1]) == 0.1 + 0.2
+
+
+# ------------------------------------------------------ leaving the process
+
+LOUD = """
+function main()
+    s ← 0.0
+    for k = 1:3000
+        @safe print("line", k)
+        s += 1.0
+    end
+end
+"""
+
+
+@pytest.mark.parametrize("module", ["rlang", "rlang.cli"])
+def test_the_command_line_leaves_with_its_output_and_status(module, tmp_path):
+    """Note [Leaving without teardown] (rlang/cli.py): the process leaves without
+    Python's shutdown, after its output is flushed, with the command's status."""
+    import os
+    import subprocess
+    import sys
+
+    program = tmp_path / "loud.rev"
+    program.write_text(LOUD)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    done = run("run", str(program))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:3000] == [f"line {k}" for k in range(1, 3001)] and lines[-1] == "s = 3000.0"
+    out = tmp_path / "loud.o"
+    done = run("compile", str(program), "--emit", "obj", "-o", str(out))
+    assert done.returncode == 0 and out.read_bytes()[:4] == b"\x7fELF"
+    done = run("run", str(tmp_path / "missing.rev"))
+    assert done.returncode == 1 and "file not found" in done.stderr
+    done = run("run", "--bogus")
+    assert done.returncode == 2
