@@ -30,6 +30,8 @@ from __future__ import annotations
 import ctypes
 import struct
 
+import numpy as np
+
 from .. import ir
 from ..errors import RlangRuntimeError, RlangTypeError
 from ..types_rules import BackendUnsupported
@@ -88,7 +90,7 @@ class EntryLayout:
             buffer = self._spare.pop() if self._spare else self._new_buffer()
             holders = list(values)
             for k in self._objects:
-                holders[k] = id(holders[k])
+                holders[k] = _object_address(holders[k])
             self._start.pack_into(buffer, 0, 0, 0, max_depth)
             self._holders.pack_into(buffer, self._holders_at, *holders)
             return buffer
@@ -237,7 +239,16 @@ def _pack_array(array, fields) -> None:
 
 
 def _pack_array_object(array, fields) -> None:
-    fields.append(id(array))
+    fields.append(_object_address(array))
+
+
+def _object_address(array) -> int:
+    """The address of a NumPy array object, which `<symbol>_pyentry` reads (anything
+    else there would be read as one: refused)."""
+    if not isinstance(array, np.ndarray):
+        raise BackendUnsupported(f"the llvm backend takes NumPy arrays, got "
+                                 f"{type(array).__name__}")
+    return id(array)
 
 
 def not_addressable() -> BackendUnsupported:
@@ -270,8 +281,6 @@ def _store_value(fields: tuple, at: int, t):
         return Stack(t.elem, _take_stack(fields, at, t))
     if not isinstance(t, ir.ArrayType):
         return _scalar(fields, at, t)
-    import numpy as np
-
     shape = tuple(fields[at + 1:at + 1 + t.ndim])
     array = np.zeros(shape, dtype=_DTYPES[t.elem])
     if array.nbytes:
@@ -341,8 +350,6 @@ _DATA_FIELD = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
 def _choose_data_address():
     """The header read where it gives what NumPy says (checked once on a view with
     an offset), NumPy's own accessor otherwise."""
-    import numpy as np
-
     probe = np.arange(4.0)[1:]
     if _header_data_address(probe) == probe.ctypes.data:
         return _header_data_address
@@ -376,8 +383,6 @@ def array_header() -> tuple | None:
     or None where the probe arrays do not show that layout."""
     if _HEADER_LAYOUT:
         return _HEADER_LAYOUT[0]
-    import numpy as np
-
     at = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
     layout = (at, at + 8, at + 16, at + 24)
     probes = [np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:], np.zeros(5, dtype=np.int32)[1:],

@@ -286,3 +286,17 @@ def test_calls_after_a_failed_call(array_passing):
             assert got.value.render() == error.render()
         else:
             assert llvm["pick!"](0.0, x, k) == want
+
+
+def test_only_numpy_arrays_are_read_as_array_objects():
+    """The entry point reads an array argument's NumPy object: anything else in its
+    place is refused before the call (it would be read as one)."""
+    from rlang import ir
+    from rlang.backends.llvm_marshal import EntryLayout
+    from rlang.types_rules import BackendUnsupported
+
+    layout = EntryLayout(("f64", ir.ArrayType("f64", 1, True)), objects=True)
+    layout.pack([0.0, np.zeros(3)], 100)
+    for bad in ([1.0, 2.0], memoryview(b"12345678"), 3.0):
+        with pytest.raises(BackendUnsupported, match="takes NumPy arrays"):
+            layout.pack([0.0, bad], 100)
