@@ -87,10 +87,22 @@ class Interpreter:
         env = {}
         for param, value in zip(fn.params, args):
             env[param.name] = self._bind(fn, param, value, convert, param.span)
+        self.check_writable(fn, list(env.values()))
         if self.invcheck:
             self._check_argument_aliasing(fn, list(env.values()))
         self._run_function(fn, env, inverse, call_site=None)
         return [env[p.name] for p in fn.params]
+
+    def check_writable(self, fn, values) -> None:
+        """Refuse a read-only NumPy array (`a.flags.writeable` off, a read-only
+        memory map) where `fn` updates the argument in place."""
+        for k in self.written.get(fn.name, ()):
+            value = values[k]
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                param = fn.params[k]
+                raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` is a read-only "
+                                     f"array, but `{fn.name}` updates it in place; pass a "
+                                     f"writable copy", param.span)
 
     def _check_argument_aliasing(self, fn, values) -> None:
         """Arrays handed in from Python must not share memory with another argument

@@ -66,6 +66,7 @@ class CudaFunctions:
                                  f"{len(args)}", fn.span)
         values = [a if is_device_array(a) else self.interpreter._bind(fn, p, a, True, p.span)
                   for p, a in zip(fn.params, args)]
+        self.interpreter.check_writable(fn, values)
         if self.invcheck:
             host = [np.empty(0) if is_device_array(v) else v for v in values]
             self.interpreter._check_argument_aliasing(fn, host)

@@ -17,6 +17,7 @@ from ..errors import RlangTypeError
 from ..types_rules import BackendUnsupported
 from ..lower import lower, symbol_of, type_of_value
 from .llvm_jit import compile_module
+from .llvm_marshal import ReadOnlyArgument
 
 
 class LlvmFunctions:
@@ -40,7 +41,11 @@ class LlvmFunctions:
         if fast is not None:        # arguments known to conform as they are
             if self.invcheck:
                 self.interpreter._check_argument_aliasing(self.unit.functions[name], args)
-            return self.run(*fast, args)
+            try:
+                return self.run(*fast, args)
+            except ReadOnlyArgument:    # the interpreter's error, with the name
+                self.bind(name, args)
+                raise
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
@@ -64,6 +69,7 @@ class LlvmFunctions:
                                  f"{len(args)}", fn.span)
         values = [self.interpreter._bind(fn, p, v, True, p.span)
                   for p, v in zip(fn.params, args)]
+        self.interpreter.check_writable(fn, values)
         if self.invcheck:
             self.interpreter._check_argument_aliasing(fn, values)
         return values

@@ -28,7 +28,7 @@ from .llvm_alias import ParameterScopes, distinct_gradients
 from .llvm_ancillas import AncillaEmitter
 from .abi import PRINT_HOOK
 from .llvm_report import ReportEmitter, shown
-from .llvm_marshal import NOT_ADDRESSABLE, array_header
+from .llvm_marshal import NOT_ADDRESSABLE, READ_ONLY, WRITEABLE, array_header
 from .llvm_stacks import STACK_TYPE, StackEmitter
 
 #: A tolerance for float deallocation checks (rlang.checks.ATOL).
@@ -161,46 +161,54 @@ def _emit_object_entry(out: ll.Module, target: ll.Function, fn: ir.Function,
                        header: tuple) -> None:
     """`int32 <symbol>_pyentry(int64 *ctx, void **args)`: as `<symbol>_entry`, but an
     array argument's pointer is its NumPy array object, whose fields (at the byte
-    offsets `header`: data, nd, dimensions, strides) become a descriptor here; an
-    array that cannot be used in place makes it return NOT_ADDRESSABLE before the
-    function runs (Note [Arrays read by the entry point], llvm_marshal.py)."""
+    offsets `header`: data, nd, dimensions, strides, flags) become a descriptor here.
+    Before the function runs, an array of another rank, or that cannot be used in
+    place, makes it return NOT_ADDRESSABLE, and a read-only array that the function
+    updates READ_ONLY with its position in ctx (Note [Arrays read by the entry
+    point], llvm_marshal.py)."""
     entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
                                                    I8.as_pointer().as_pointer()]),
                         name=target.name + "_pyentry")
     builder = ll.IRBuilder(entry.append_basic_block("entry"))
     ctx, args = entry.args
-    values, usable = [ctx], ll.Constant(I1, 1)
+    values = [ctx]
+    descriptors = {k: builder.alloca(descriptor_type(p.type.ndim))    # (in the entry block)
+                   for k, p in enumerate(fn.params) if isinstance(p.type, ir.ArrayType)}
     for k, param in enumerate(fn.params + fn.results):
         raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
-        if isinstance(param.type, ir.ArrayType) and k < len(fn.params):
+        if k in descriptors:
             obj = builder.load(builder.bitcast(raw, I8.as_pointer().as_pointer()))
-            descriptor, fits = _descriptor_of_object(builder, obj, param.type, header)
-            values.append(descriptor)
-            usable = builder.and_(usable, fits)
+            values.append(_fill_descriptor(builder, ctx, obj, descriptors[k], param.type,
+                                           header, k if k in fn.written else None))
         else:
             values.append(builder.bitcast(raw, param_type(param.type)))
-    with builder.if_then(builder.not_(usable), likely=False):
-        builder.ret(ll.Constant(I32, NOT_ADDRESSABLE))
     builder.ret(builder.call(target, values))
 
 
-def _descriptor_of_object(b: ll.IRBuilder, obj, t: ir.ArrayType, header: tuple):
-    """(a descriptor of the NumPy array at `obj`, whether it fits `t` in place: its
-    rank, its data aligned for the element, every stride in whole elements)."""
-    data_at, nd_at, dims_at, strides_at = header
+def _fill_descriptor(b: ll.IRBuilder, ctx, obj, descriptor, t: ir.ArrayType, header: tuple,
+                     written_at):
+    """`descriptor` made of the NumPy array at `obj`; returns from the entry point first
+    where it does not fit `t` in place (its rank; its data aligned for the element;
+    every stride in whole elements) or, when the function updates it (`written_at`:
+    its position), where it is read-only."""
+    data_at, nd_at, dims_at, strides_at, flags_at = header
     item = abi.ITEM_BYTES[t.elem]
 
     def field(offset, kind):
         return b.load(b.bitcast(b.gep(obj, [ll.Constant(I64, offset)]), kind.as_pointer()))
 
+    def refuse_unless(fits, status):
+        with b.if_then(b.not_(fits), likely=False):
+            b.ret(ll.Constant(I32, status))
+
+    refuse_unless(b.icmp_signed("==", field(nd_at, I32), ll.Constant(I32, t.ndim)),
+                  NOT_ADDRESSABLE)         # (before the extents are read)
     data = field(data_at, I8.as_pointer())
     dims, steps = field(dims_at, I64.as_pointer()), field(strides_at, I64.as_pointer())
     alignment = ll.Constant(I64, np.dtype(abi.ITEM_DTYPES[t.elem]).alignment - 1)
-    fits = b.and_(b.icmp_signed("==", field(nd_at, I32), ll.Constant(I32, t.ndim)),
-                  b.icmp_unsigned("==", b.and_(b.ptrtoint(data, I64), alignment),
-                                  ll.Constant(I64, 0)))
-    descriptor = b.alloca(descriptor_type(t.ndim))
+    fits = b.icmp_unsigned("==", b.and_(b.ptrtoint(data, I64), alignment), ll.Constant(I64, 0))
     b.store(data, b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+
     def slot(part, axis):
         return b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, part),
                                   ll.Constant(I32, axis)])
@@ -211,7 +219,14 @@ def _descriptor_of_object(b: ll.IRBuilder, obj, t: ir.ArrayType, header: tuple):
                                           ll.Constant(I64, 0)))
         b.store(b.load(b.gep(dims, [ll.Constant(I64, axis)])), slot(1, axis))
         b.store(b.sdiv(stride, ll.Constant(I64, item)), slot(2, axis))
-    return descriptor, fits
+    refuse_unless(fits, NOT_ADDRESSABLE)
+    if written_at is not None:
+        writable = b.icmp_unsigned("!=", b.and_(field(flags_at, I32), ll.Constant(I32, WRITEABLE)),
+                                   ll.Constant(I32, 0))
+        with b.if_then(b.not_(writable), likely=False):
+            b.store(ll.Constant(I64, written_at), b.gep(ctx, [ll.Constant(I64, abi.CTX_IVALS)]))
+            b.ret(ll.Constant(I32, READ_ONLY))
+    return descriptor
 
 
 class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter):

@@ -29,7 +29,8 @@ from ..errors import RlangError
 from .llvm_errors import error_from_context, locals_text, print_line, print_values
 from . import abi
 from .abi import LOCALS_HOOK, PRINT_HOOK
-from .llvm_marshal import NOT_ADDRESSABLE, EntryLayout, array_header, not_addressable
+from .llvm_marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
+                           array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `_compiler_digest`).
@@ -148,7 +149,8 @@ def compile_module(key: str, build) -> "NativeModule":
     machine = target_machine()
     optimised = optimise(str(llvm_module), machine)
     obj = machine.emit_object(optimised)
-    symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results])
+    symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results],
+                   fn.written)
                for s, fn in module.functions.items()}
     from .llvm_emit import recursive_symbols
 
@@ -248,15 +250,17 @@ class NativeModule:
         store when the function is `main`."""
         entry = self._entries.get(symbol)
         if entry is None:
-            types, results = self.symbols[symbol]
+            types, results, written = self.symbols[symbol]
             entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
-                types, results, objects=array_header() is not None))
+                types, results, objects=array_header() is not None, written=written))
         function, layout = entry
         buffer = layout.pack(values, max_depth)
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
         if status == NOT_ADDRESSABLE:
             raise not_addressable()
+        if status == READ_ONLY:
+            raise ReadOnlyArgument(layout.context(buffer)[abi.CTX_IVALS])
         if status != 0:
             reports = getattr(self._reports, "frames", None) or FrameReports()
             self._reports.frames = None

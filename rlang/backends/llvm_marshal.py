@@ -54,7 +54,8 @@ class EntryLayout:
     which the entry point reads itself (`<symbol>_pyentry`, Note [Arrays read by the
     entry point]); without, it is the array's descriptor (`<symbol>_entry`)."""
 
-    def __init__(self, types: tuple, results: tuple = (), objects: bool = False):
+    def __init__(self, types: tuple, results: tuple = (), objects: bool = False,
+                 written: frozenset = frozenset()):
         self.types, self.results = tuple(types), tuple(results)
         holders = list(self.types) + [t for _, t in self.results]
         codes = [_holder_code(t, objects) for t in self.types] + \
@@ -71,13 +72,15 @@ class EntryLayout:
             self._fields.append(field)
             at += struct.calcsize("=" + code)
             field += _field_count(code)
-        self._packers = [_packer(t, objects) for t in self.types]
+        self._packers = [_packer(t, objects, k if k in written else None)
+                         for k, t in enumerate(self.types)]
         self._stacks = [k for k, t in enumerate(self.types) if isinstance(t, ir.StackType)]
         self._zeros = [0] * sum(map(_field_count, codes[len(self.types):]))
         # Note [Calls of one-word arguments]
         self._one_word = objects and not self.results and all(
             isinstance(t, ir.ArrayType) or t in _ONE_WORD for t in self.types)
-        self._objects = [k for k, t in enumerate(self.types) if isinstance(t, ir.ArrayType)]
+        self._objects = [(k, abi.ITEM_BYTES[t.elem]) for k, t in enumerate(self.types)
+                         if isinstance(t, ir.ArrayType)]
         self._wrapped = [(k, _WRAPPERS[t]) for k, t in enumerate(self.types)
                          if t in _WRAPPERS]
         self._start = struct.Struct(_HEADER.format)
@@ -89,8 +92,8 @@ class EntryLayout:
         if self._one_word:
             buffer = self._spare.pop() if self._spare else self._new_buffer()
             holders = list(values)
-            for k in self._objects:
-                holders[k] = _object_address(holders[k])
+            for k, item in self._objects:
+                holders[k] = _object_address(holders[k], item)
             self._start.pack_into(buffer, 0, 0, 0, max_depth)
             self._holders.pack_into(buffer, self._holders_at, *holders)
             return buffer
@@ -157,7 +160,7 @@ class EntryLayout:
         fields = self._holders.unpack_from(buffer, self._holders_at)
         if self._one_word:
             new = list(fields)
-            for k in self._objects:
+            for k, _ in self._objects:
                 new[k] = values[k]
             for k, wrap in self._wrapped:
                 new[k] = wrap(new[k])
@@ -209,12 +212,18 @@ def _field_count(code: str) -> int:
     return len(struct.unpack("=" + code, bytes(struct.calcsize("=" + code))))
 
 
-def _packer(t, objects: bool = False):
-    """`pack(value, fields)`: append the holder fields of one argument of type t."""
+def _packer(t, objects: bool = False, written_at=None):
+    """`pack(value, fields)`: append the holder fields of one argument of type t (at
+    position `written_at` when the function updates it)."""
     if isinstance(t, ir.StackType):
         return lambda stack, fields: fields.extend(_stack_words(stack, t))
     if isinstance(t, ir.ArrayType):
-        return _pack_array_object if objects else _pack_array
+        if not objects and written_at is not None:
+            return lambda array, fields: _pack_array(_writable(array, written_at), fields)
+        if not objects:
+            return _pack_array
+        item = abi.ITEM_BYTES[t.elem]
+        return lambda array, fields: fields.append(_object_address(array, item))
     if t == "complex":
         return lambda value, fields: fields.extend((value.real, value.imag))
     if t == "fixed":
@@ -238,16 +247,21 @@ def _pack_array(array, fields) -> None:
         fields.append(stride // itemsize)
 
 
-def _pack_array_object(array, fields) -> None:
-    fields.append(_object_address(array))
+def _writable(array, position: int):
+    if not array.flags.writeable:
+        raise ReadOnlyArgument(position)
+    return array
 
 
-def _object_address(array) -> int:
-    """The address of a NumPy array object, which `<symbol>_pyentry` reads (anything
-    else there would be read as one: refused)."""
-    if not isinstance(array, np.ndarray):
-        raise BackendUnsupported(f"the llvm backend takes NumPy arrays, got "
-                                 f"{type(array).__name__}")
+def _object_address(array, item: int) -> int:
+    """The address of a NumPy array object of `item`-byte elements, which
+    `<symbol>_pyentry` reads (anything else there would be read as one: refused)."""
+    if type(array) is not np.ndarray:       # (a plain array's dtype is its signature's)
+        if not isinstance(array, np.ndarray):
+            raise BackendUnsupported(f"the llvm backend takes NumPy arrays, got "
+                                     f"{type(array).__name__}")
+        if not array.dtype.isnative or array.dtype.itemsize != item:
+            raise not_addressable()
     return id(array)
 
 
@@ -371,29 +385,39 @@ _data_address = _choose_data_address()
 # fields itself.  It checks what `_pack_array` checks (the rank, the data aligned
 # for the element type, strides in whole elements) for every array before the
 # function runs, and returns `NOT_ADDRESSABLE` if one fails, so the call is refused
-# with `not_addressable()` before anything is touched, as before.  Where the probe
+# with `not_addressable()` before anything is touched, as before; an array the
+# function updates must be writable (`READ_ONLY`: a read-only memory map would
+# crash the process).  Arrays of NumPy subclasses (fixed, ulog) are checked in
+# Python for byte order and element size, which `signature_of` fixes for plain
+# arrays.  Where the probe
 # fails (another Python ABI), calls pack descriptors as before.
 
-#: The status `<symbol>_pyentry` returns when an array cannot be used in place.
-NOT_ADDRESSABLE = 2
+#: The statuses `<symbol>_pyentry` returns when an array cannot be used in place, and
+#: when an array it updates is read-only (its position in ctx[abi.CTX_IVALS]).
+NOT_ADDRESSABLE, READ_ONLY = 2, 3
 
 
 def array_header() -> tuple | None:
-    """The byte offsets of (data, nd, dimensions, strides) in a NumPy array object,
-    or None where the probe arrays do not show that layout."""
+    """The byte offsets of (data, nd, dimensions, strides, flags) in a NumPy array
+    object, or None where the probe arrays do not show that layout."""
     if _HEADER_LAYOUT:
         return _HEADER_LAYOUT[0]
     at = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
-    layout = (at, at + 8, at + 16, at + 24)
+    # PyArrayObject_fields: data, nd, dimensions, strides, base, descr, flags
+    layout = (at, at + 8, at + 16, at + 24, at + 48)
+    read_only = np.arange(3.0)
+    read_only.flags.writeable = False
     probes = [np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:], np.zeros(5, dtype=np.int32)[1:],
-              np.zeros((3, 1), dtype=np.complex128).T, np.zeros(0)]
+              np.zeros((3, 1), dtype=np.complex128).T, np.zeros(0), read_only]
 
     def read(address, kind):
         return kind.from_address(address).value
 
     def shows(array):
-        data, nd, dims, strides = (id(array) + offset for offset in layout)
+        data, nd, dims, strides, flags = (id(array) + offset for offset in layout)
         if read(data, ctypes.c_void_p) != array.ctypes.data or read(nd, ctypes.c_int) != array.ndim:
+            return False
+        if bool(read(flags, ctypes.c_int) & WRITEABLE) != array.flags.writeable:
             return False
         extents = ctypes.cast(read(dims, ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
         steps = ctypes.cast(read(strides, ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
@@ -404,6 +428,20 @@ def array_header() -> tuple | None:
         and all(shows(a) for a in probes)
     _HEADER_LAYOUT.append(layout if fits else None)
     return _HEADER_LAYOUT[0]
+
+
+#: NumPy's NPY_ARRAY_WRITEABLE flag.
+WRITEABLE = 0x0400
+
+
+class ReadOnlyArgument(RlangTypeError):
+    """A read-only array where the function updates the argument in place (status
+    READ_ONLY of `<symbol>_pyentry`; `position` from 0)."""
+
+    def __init__(self, position: int):
+        super().__init__(f"argument {position + 1} is a read-only array, but the function "
+                         f"updates it in place; pass a writable copy")
+        self.position = position
 
 
 _HEADER_LAYOUT: list = []

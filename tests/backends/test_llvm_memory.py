@@ -300,3 +300,77 @@ def test_only_numpy_arrays_are_read_as_array_objects():
     for bad in ([1.0, 2.0], memoryview(b"12345678"), 3.0):
         with pytest.raises(BackendUnsupported, match="takes NumPy arrays"):
             layout.pack([0.0, bad], 100)
+
+
+UPDATES = """
+function add!(y!: f64[:], x: f64[:])
+    for i = 0:length(x) - 1
+        y![i] += x[i]
+    end
+end
+
+function addf!(y!, x)
+    for i = 0:length(x) - 1
+        y![i] += x[i]
+    end
+end
+
+function mulf!(y!, x)
+    for i = 0:length(x) - 1
+        y![i] *= x[i]
+    end
+end
+"""
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+def test_read_only_arrays_are_refused_where_they_are_updated(array_passing, tmp_path):
+    """An array the function updates in place must be writable: the interpreter's
+    error on every backend, on the first call and on calls that take the fast path
+    (a read-only memory map written by compiled code would crash the process);
+    read-only arrays that are only read are fine."""
+    import mmap
+
+    path = tmp_path / "zeros.bin"
+    path.write_bytes(bytes(24))
+    with open(path, "rb") as f:
+        mapped = np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), np.float64)
+        interp = rlang.loads(UPDATES, backend="interp")
+        with pytest.raises(RlangError) as expected:
+            interp["add!"](_read_only(np.zeros(3)), np.ones(3))
+        assert "read-only array" in expected.value.render()
+        for backend in ("llvm", "auto"):
+            m = rlang.loads(UPDATES, backend=backend)
+            for y in (_read_only(np.zeros(3)), mapped, np.zeros(3), mapped):
+                if y.flags.writeable:
+                    assert np.array_equal(m["add!"](y, np.ones(3))[0], np.ones(3))
+                    continue
+                with pytest.raises(RlangError) as got:
+                    m["add!"](y, np.ones(3))
+                assert got.value.render() == expected.value.render()
+            with pytest.raises(RlangError, match="read-only array"):
+                rlang.gradient(m["add!"], [mapped, np.ones(3)], ("y!", 0))
+            got = m["add!"](np.zeros(3), _read_only(np.ones(3)))
+            assert np.array_equal(got[0], np.ones(3))
+
+
+def test_byte_swapped_fixed_and_ulog_arrays_are_not_read_in_place(array_passing):
+    """NumPy subclasses (fixed, ulog) in the other byte order are refused by the llvm
+    backend; the default backend runs them on the interpreter."""
+    from rlang.numbers import FixedArray, ULogArray, fixed_array, ulog_array
+
+    llvm = rlang.loads(UPDATES, backend="llvm")
+    auto = rlang.loads(UPDATES)
+    interp = rlang.loads(UPDATES, backend="interp")
+    swapped = fixed_array([1.0, 2.0]).astype(">i8").view(FixedArray)
+    logs = ulog_array([2.0, 4.0]).astype(">f8").view(ULogArray)
+    for fn, y, x in (("addf!", fixed_array([0.0, 0.0]), swapped),
+                     ("mulf!", ulog_array([1.0, 1.0]), logs)):
+        with pytest.raises(RlangError, match="native byte order"):
+            llvm[fn](y.copy(), x)
+        want = interp[fn](y.copy(), x)[0]
+        assert repr(auto[fn](y.copy(), x)[0]) == repr(want)
