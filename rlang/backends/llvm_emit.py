@@ -139,41 +139,28 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                          symbol in distinct, report_locals, inline).emit()
         _emit_entry(out, functions[symbol], fn)
         if header is not None:
-            _emit_object_entry(out, functions[symbol], fn, header)
+            _emit_entry(out, functions[symbol], fn, header)
     return out
 
 
-def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
-    """`int32 <symbol>_entry(int64 *ctx, void **args)`."""
+def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function,
+                header: tuple | None = None) -> None:
+    """`int32 <symbol>_entry(int64 *ctx, void **args)`; with `header`,
+    `<symbol>_pyentry`, where an array argument's pointer is its NumPy array object,
+    whose fields (at the byte offsets `header`: data, nd, dimensions, strides, flags)
+    become a descriptor here.  Before the function runs, an array of another rank,
+    or that cannot be used in place, makes it return NOT_ADDRESSABLE, and a
+    read-only array that the function updates READ_ONLY with its position in ctx
+    (Note [Arrays read by the entry point], llvm_marshal.py)."""
     entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
                                                    I8.as_pointer().as_pointer()]),
-                        name=target.name + "_entry")
+                        name=target.name + ("_entry" if header is None else "_pyentry"))
     builder = ll.IRBuilder(entry.append_basic_block("entry"))
     ctx, args = entry.args
     values = [ctx]
-    for k, param in enumerate(fn.params + fn.results):
-        raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
-        values.append(builder.bitcast(raw, param_type(param.type)))
-    builder.ret(builder.call(target, values))
-
-
-def _emit_object_entry(out: ll.Module, target: ll.Function, fn: ir.Function,
-                       header: tuple) -> None:
-    """`int32 <symbol>_pyentry(int64 *ctx, void **args)`: as `<symbol>_entry`, but an
-    array argument's pointer is its NumPy array object, whose fields (at the byte
-    offsets `header`: data, nd, dimensions, strides, flags) become a descriptor here.
-    Before the function runs, an array of another rank, or that cannot be used in
-    place, makes it return NOT_ADDRESSABLE, and a read-only array that the function
-    updates READ_ONLY with its position in ctx (Note [Arrays read by the entry
-    point], llvm_marshal.py)."""
-    entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
-                                                   I8.as_pointer().as_pointer()]),
-                        name=target.name + "_pyentry")
-    builder = ll.IRBuilder(entry.append_basic_block("entry"))
-    ctx, args = entry.args
-    values = [ctx]
-    descriptors = {k: builder.alloca(descriptor_type(p.type.ndim))    # (in the entry block)
-                   for k, p in enumerate(fn.params) if isinstance(p.type, ir.ArrayType)}
+    descriptors = {} if header is None else {      # (allocas in the entry block)
+        k: builder.alloca(descriptor_type(p.type.ndim))
+        for k, p in enumerate(fn.params) if isinstance(p.type, ir.ArrayType)}
     for k, param in enumerate(fn.params + fn.results):
         raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
         if k in descriptors:
