@@ -88,12 +88,18 @@ def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
     options.loop_vectorization = True
     options.slp_vectorization = True
     builder = llvm.create_pass_builder(machine, options)
-    _our_pass_options(True)     # Note [Scalar loop remainders], [Zeroing without memset]
-    try:
-        builder.getModulePassManager().run(module, builder)
-    finally:
-        _our_pass_options(False)    # LLVM's defaults, for other users (Numba)
+    with _OPTIONS_LOCK:             # (the options are global to LLVM)
+        _our_pass_options(True)     # Note [Scalar loop remainders], [Zeroing without memset]
+        try:
+            builder.getModulePassManager().run(module, builder)
+        finally:
+            _our_pass_options(False)    # LLVM's defaults, for other users (Numba)
     return module
+
+
+#: Held while our pass options are set, so that two of our compiles in different
+#: threads do not turn them back under each other.
+_OPTIONS_LOCK = threading.Lock()
 
 
 # Note [Scalar loop remainders]
