@@ -20,9 +20,9 @@ from .llvm_expr import F64, I1, I8, I64, counted_loop, loop_hints
 # deallocates (a function body or a loop body: a scope, Note [Scopes] in
 # rlang/check.py, which every ancilla leaves deallocated) is therefore placed on the
 # stack when its size, known at run time, is at most SMALL_ARRAY_BYTES: a dynamic
-# alloca, zeroed by a loop of 8-byte stores (Note [Zeroing without memset]).  A loop body that does so saves the stack pointer at
-# the start of each pass and restores it at the end, so a loop of any length uses
-# the stack of one pass; the deallocation frees only heap memory (an i1 slot says
+# alloca, zeroed by a loop of 8-byte stores (Note [Zeroing without memset]).  A
+# loop body that does so saves the stack pointer at the start of each pass and
+# restores it at the end, so a loop of any length uses the stack of one pass; the deallocation frees only heap memory (an i1 slot says
 # which it was).  Larger arrays, ancillas allocated in nested statements (`if`
 # branches), `main`'s store (handed to Python) and every ancilla of a recursive
 # function (whose depth only the depth limit bounds) come from calloc as before.

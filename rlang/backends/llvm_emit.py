@@ -2,9 +2,9 @@
 
 `emit_module(module, name)` returns an `llvmlite.ir.Module` with one function per
 specialisation (calling convention: rlang/backends/abi.py) and one `<symbol>_entry`
-per specialisation for callers outside generated code (and `<symbol>_pyentry` for
-Python, Note [Arrays read by the entry point] in llvm_marshal.py).  Expressions are emitted by
-rlang/backends/llvm_expr.py.
+per specialisation for callers outside generated code (for Python, `<symbol>_pyentry`
+instead: Note [Arrays read by the entry point] in llvm_marshal.py).  Expressions are
+emitted by rlang/backends/llvm_expr.py.
 
 Checks are branches to a cold block that records the site id (and a few values) in
 `ctx` and returns 1; a caller that sees 1 appends its call site to `ctx`'s frames
@@ -117,9 +117,9 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                 python_entries: bool = True) -> ll.Module:
     """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
     variables to Python (Note [Frame variables in compiled errors], llvm_report.py;
-    off for derivative passes); `python_entries`: each function also gets the
+    off for derivative passes); `python_entries`: each function's entry point is the
     `<symbol>_pyentry` that Python calls (Note [Arrays read by the entry point],
-    llvm_marshal.py), where NumPy's array layout allows it."""
+    llvm_marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`."""
     # Note [Known zeros] (rlang/ir_zeros.py), Note [Dead uncomputation] (ir_prune.py),
     # Note [Zero seeds] (ir_guards.py)
     module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
@@ -137,9 +137,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
         inline = fn.inline or symbol in once        # Note [Functions called once are inlined]
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
                          symbol in distinct, report_locals, inline).emit()
-        _emit_entry(out, functions[symbol], fn)
-        if header is not None:
-            _emit_entry(out, functions[symbol], fn, header)
+        _emit_entry(out, functions[symbol], fn, header)
     return out
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import RlangRuntimeError, RlangTypeError
+from ..numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from ..types_rules import BackendUnsupported
 from . import abi
 
@@ -187,16 +188,8 @@ class EntryLayout:
 _ONE_WORD = ("bool", "i32", "i64", "f32", "f64")
 
 
-def _wrapper(kind: str):
-    def wrap(raw):
-        from .. import numbers
-
-        return getattr(numbers, kind)(raw)
-    return wrap
-
-
-#: How an unpacked i32 or f32 becomes its rev value.
-_WRAPPERS = {"i32": _wrapper("I32"), "f32": _wrapper("F32")}
+#: How an unpacked scalar of these types becomes its rev value.
+_WRAPPERS = {"i32": I32, "f32": F32, "fixed": Fixed, "ulog": ULog}
 
 
 def _holder_code(t, objects: bool = False) -> str:
@@ -277,13 +270,8 @@ def _scalar(fields: tuple, at: int, t):
     raw = fields[at]
     if t == "complex":
         return complex(raw, fields[at + 1])
-    if t in ("i32", "f32", "fixed", "ulog"):
-        from .. import numbers
-
-        kind = {"i32": numbers.I32, "f32": numbers.F32, "fixed": numbers.Fixed,
-                "ulog": numbers.ULog}[t]
-        return kind(raw)
-    return raw
+    wrap = _WRAPPERS.get(t)
+    return raw if wrap is None else wrap(raw)
 
 
 def _store_value(fields: tuple, at: int, t):
@@ -300,8 +288,6 @@ def _store_value(fields: tuple, at: int, t):
     if array.nbytes:
         ctypes.memmove(array.ctypes.data, fields[at], array.nbytes)
     _free(ctypes.c_void_p(fields[at]))
-    from ..numbers import FixedArray, ULogArray
-
     system = {"fixed": FixedArray, "ulog": ULogArray}.get(t.elem)
     return array.view(system) if system is not None else array
 
