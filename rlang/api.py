@@ -24,7 +24,7 @@ from .deep import run_deep
 from .errors import RlangError
 from .interp import Interpreter
 from .loader import load_unit, loads_unit
-from .types_rules import BackendUnsupported
+from .types_rules import BackendUnsupported, CompiledTypeError
 
 #: The backends `rlang run/grad --backend` chooses from.
 BACKENDS = ("interp", "llvm", "cuda")
@@ -108,6 +108,9 @@ class Module:
         if self.compiled is not None:
             try:
                 return run_deep(self.compiled.run_main)
+            except CompiledTypeError as error:
+                if not self.fallback:
+                    raise error.plain() from None
             except BackendUnsupported:
                 if not self.fallback:
                     raise
@@ -119,6 +122,10 @@ class Module:
         raised before anything runs, so the arguments are untouched)."""
         try:
             return run(self.compiled, *args)
+        except CompiledTypeError as error:
+            if not self.fallback:
+                raise error.plain() from None
+            return None
         except BackendUnsupported:
             if not self.fallback:
                 raise

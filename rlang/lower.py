@@ -30,6 +30,7 @@ the bounds checks, as in Julia: the program then promises its indices are in ran
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -44,7 +45,7 @@ from .lower_stacks import is_stack_call, names_stack, push_pop, stack_alloc, sta
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
-from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, CompiledTypeError
 from .values import Stack, with_article
 
 
@@ -70,10 +71,15 @@ def type_of_value(value, backend: str = "llvm"):
         return ir.StackType(value.elem)
     if isinstance(value, np.ndarray):
         scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
-        if scalar is not None and value.ndim > 0 and (type(value) is np.ndarray or
-                                                      type(value) in _ARRAY_SYSTEMS):
+        plain = type(value) is np.ndarray or type(value) in _ARRAY_SYSTEMS or \
+            isinstance(value, np.memmap)    # a memory map's elements are its memory
+        if scalar is not None and value.ndim > 0 and plain:
             return ir.ArrayType(scalar, value.ndim,             # Note [Unit-stride arrays]
                                 value.strides[-1] == value.itemsize)
+        if scalar is not None and not plain:    # np.matrix, np.ma (masked elements
+            raise BackendUnsupported(            # read as nan), …: not their memory
+                f"the {backend} backend takes NumPy arrays and memory maps, not "
+                f"{type(value).__module__}.{type(value).__name__}; pass np.asarray(…)")
     from .values import a_type
     raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
                              "arguments yet")
@@ -86,10 +92,12 @@ _DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
 
 
 def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> ir.Module:
-    """The IR module of `name` (its inverse when `inverse`) for `arg_types`."""
-    lowering = _Lowering(unit, invcheck)
-    entry = lowering.specialise(name, tuple(arg_types), inverse)
-    lowering.drain()
+    """The IR module of `name` (its inverse when `inverse`) for `arg_types`.  A type
+    error is a CompiledTypeError (a refusal under backend "auto")."""
+    with _type_errors_refused():
+        lowering = _Lowering(unit, invcheck)
+        entry = lowering.specialise(name, tuple(arg_types), inverse)
+        lowering.drain()
     lowering.module.entry = entry
     return lowering.module
 
@@ -97,11 +105,23 @@ def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> i
 def lower_many(unit, entries, invcheck: bool) -> ir.Module:
     """One IR module holding the specialisations `entries` ((name, arg_types,
     inverse) triples) and everything they call; `module.entry` is unused."""
-    lowering = _Lowering(unit, invcheck)
-    for name, arg_types, inverse in entries:
-        lowering.specialise(name, tuple(arg_types), inverse)
-    lowering.drain()
+    with _type_errors_refused():
+        lowering = _Lowering(unit, invcheck)
+        for name, arg_types, inverse in entries:
+            lowering.specialise(name, tuple(arg_types), inverse)
+        lowering.drain()
     return lowering.module
+
+
+@contextlib.contextmanager
+def _type_errors_refused():
+    """A RlangTypeError raised inside becomes a CompiledTypeError (types_rules.py)."""
+    try:
+        yield
+    except RlangTypeError as error:
+        if isinstance(error, CompiledTypeError):
+            raise
+        raise CompiledTypeError(error.message, error.span, error.notes) from None
 
 
 def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
@@ -386,7 +406,8 @@ class _FunctionLowering:
         alias = self.site("instr_alias", stmt.span,
                           (name, _text(stmt.args[0]), _text(stmt.args[1]))) \
             if count == 2 and all(isinstance(p, ir.ElemPlace) for p in places) \
-            and places[0].var is places[1].var else None
+            and places[0].var is places[1].var and places[0].field == places[1].field \
+            else None                       # `zs[i].re` and `zs[i].im` never overlap
         if places[0].type == "complex":     # SWAP and NEG, part by part
             return [ir.Instr(name, tuple(part_place(p, field) for p in places), angle,
                              alias if field == 0 else None) for field in (0, 1)]

@@ -20,9 +20,11 @@ with its span.
 """
 from __future__ import annotations
 
+import math
+
 from . import ast, ir
 from .errors import RlangTypeError
-from .lower_complex import as_pair
+from .lower_complex import as_pair, f64
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
 
 
@@ -58,9 +60,11 @@ def array_alloc(fl, stmt: ast.Alloc) -> list | None:
 def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
     """`a → e` for an array ancilla `a`: e is zeros(…), a literal of a's type or an
     array variable of a's type."""
-    value, out, expected = stmt.value, [], None
+    value, out, expected, shown = stmt.value, [], None, None
     if isinstance(value, ast.ArrayLit):
         literal = _literal(fl, value)
+        if isinstance(literal, ir.ConstArray):
+            shown, literal = literal, _same_values_as(literal, var.type.elem)
         literal_type = literal.type if isinstance(literal, ir.ConstArray) else \
             ir.ArrayType(literal[1], len(literal[0]))
         if ir.kind(literal_type) != ir.kind(var.type):
@@ -80,7 +84,7 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
     compared = None if isinstance(value, ast.Call) else _text(value)
     # what the check compares with, for its message (llvm_errors._dealloc_array)
     against = "zeros" if compared is None else "literal" if out else \
-        "array" if isinstance(expected, ir.Read) else expected
+        "array" if isinstance(expected, ir.Read) else shown
     return out + [ir.Dealloc(var, expected, fl.site("dealloc_array", stmt.span,
                                                     (stmt.name, compared, against,
                                                      var.type.elem, var.type.ndim)))]
@@ -154,6 +158,43 @@ def _literal(fl, node: ast.ArrayLit):
     return shape, elem, [(index, _as_element(value, elem, node)) for index, value in elements]
 
 
+#: The range of each integer element type.
+_INTEGER_RANGES = {"i32": (-2 ** 31, 2 ** 31), "i64": (-2 ** 63, 2 ** 63)}
+
+
+def _same_values_as(literal: ir.ConstArray, elem: str) -> ir.ConstArray:
+    """A constant literal as an array of `elem` where every element keeps its value
+    there (`f → [0.0, 1.5]` for an f32 array `f`, `a → [0, 0]` for an f64 one): the
+    interpreter compares the values, which the compiled check then compares in
+    `elem`.  Else the literal unchanged (refused by the caller as another type)."""
+    reals = ("bool", "i32", "i64", "f32", "f64")
+    if literal.elem == elem or literal.elem not in reals or elem not in reals:
+        return literal
+    values = []
+    for value in literal.values:
+        converted = _converted(value, elem)
+        if converted is None:
+            return literal
+        values.append(converted)
+    return ir.ConstArray(tuple(values), literal.shape, elem)
+
+
+def _converted(value, elem: str):
+    """`value` as an element of `elem` where that keeps it exactly, else None."""
+    import numpy as np
+
+    if elem in ("f32", "f64"):
+        converted = float(np.float32(value)) if elem == "f32" else float(value)
+        same = converted == value or (math.isnan(converted) and math.isnan(value))
+        return converted if same else None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    if elem == "bool":
+        return bool(value) if value in (0, 1) else None
+    low, high = _INTEGER_RANGES[elem]
+    return int(value) if low <= value < high else None
+
+
 def _shape_and_leaves(node, index: tuple):
     if not isinstance(node, ast.ArrayLit):
         return (), [(index, node)]
@@ -171,7 +212,7 @@ def _literal_scalar(kinds: set, node) -> str:
         return next(iter(kinds))
     if "complex" in kinds:
         return "complex"
-    if kinds & {"f64", "f32"} and kinds <= {"bool", "i32", "i64", "f32", "f64"}:
+    if kinds & {"f64", "f32"}:      # fixed and ulog elements too (rlang/values.py)
         return "f64"
     if kinds <= {"bool", "i64", "i32"}:
         return "i64"
@@ -183,7 +224,8 @@ def _as_element(value, elem: str, node):
     from .lower import _convert
 
     if elem == "complex":
-        return as_pair(value, "an array literal", node.span)
+        return as_pair(f64(value) if value.type in ("fixed", "ulog") else value,
+                       "an array literal", node.span)
     if elem in ("fixed", "bool") or value.type == elem:
         return value
     return _convert(value, elem)

@@ -3,8 +3,9 @@
 A complex expression lowers to a `Pair` of f64 IR expressions (re, im); nothing
 complex-typed reaches the IR except places and the `ComplexValue` of an allocation
 (Note [Complex numbers in the IR], rlang/ir.py).  The formulas follow CPython's
-complex arithmetic and cmath, which the interpreter uses: Smith's scaled division,
-`abs` as hypot, `log` with log1p near |z| = 1, `sqrt` by the half-angle form.
+complex arithmetic, which the interpreter uses: Smith's scaled division, `abs` as
+hypot.  cmath's functions (exp, log, sqrt, the trigonometric and hyperbolic ones, and
+their inverses) are in rlang/lower_complex_functions.py.
 """
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def negate(a: Pair) -> Pair:
 
 def complex_builtin(name: str, z: Pair, span):
     """A registry function of one complex argument: a real IR expression (abs, abs2,
-    angle, real, imag) or a Pair."""
+    angle, real, imag) or a Pair (cmath's functions: lower_complex_functions)."""
     if name == "abs":
         return _call("hypot", z.re, z.im)
     if name == "abs2":
@@ -111,62 +112,12 @@ def complex_builtin(name: str, z: Pair, span):
         return z.im
     if name == "conj":
         return Pair(z.re, ir.Unary("-", z.im, "f64"))
-    if name == "exp":
-        scale = _call("exp", z.re)
-        return Pair(_f("*", scale, _call("cos", z.im)), _f("*", scale, _call("sin", z.im)))
-    if name == "log":
-        return Pair(_log_modulus(z), _call("atan", z.im, z.re))
-    if name == "sqrt":
-        return _sqrt(z)
-    if name in ("sin", "cos", "sinh", "cosh"):
-        return _trigonometric(name, z)
-    if name in ("tan", "tanh"):                 # sin/cos and sinh/cosh
-        top, bottom = ("sin", "cos") if name == "tan" else ("sinh", "cosh")
-        return _divide(_trigonometric(top, z), _trigonometric(bottom, z))
-    if name in ("asin", "acos"):
-        from .lower_complex_functions import complex_arcsine
+    from .lower_complex_functions import COMPLEX_FUNCTIONS
 
-        return complex_arcsine(name, z)
-    raise BackendUnsupported(f"`{name}` of a complex number in compiled code", span)
-
-
-def _log_modulus(z: Pair):
-    """log|z|, with log1p where |z| is near 1 (as cmath.log computes it)."""
-    big, small = _call("max", _abs(z.re), _abs(z.im)), _call("min", _abs(z.re), _abs(z.im))
-    h = _call("hypot", z.re, z.im)
-    near_one = ir.Logic("&&", ir.Compare(">=", h, _c(0.71)), ir.Compare("<=", h, _c(1.73)))
-    careful = _f("*", _c(0.5), _call("log1p", _f("+", _f("*", _f("-", big, _c(1.0)),
-                                                        _f("+", big, _c(1.0))),
-                                                 _f("*", small, small))))
-    return _select(near_one, careful, _call("log", h))
-
-
-def _sqrt(z: Pair) -> Pair:
-    """cmath.sqrt: s = sqrt((|re| + |z|) / 2); (s, im / 2s) for re ≥ 0, else
-    (|im| / 2s, ±s with the sign of im); sqrt(0) is (0, im)."""
-    s = _call("sqrt", _f("*", _c(0.5), _f("+", _abs(z.re), _call("hypot", z.re, z.im))))
-    d = _f("/", z.im, _f("*", _c(2.0), s))
-    positive = ir.Compare(">=", z.re, _c(0.0))
-    zero = ir.Logic("&&", ir.Compare("==", z.re, _c(0.0)), ir.Compare("==", z.im, _c(0.0)))
-    re = _select(positive, s, _abs(d))
-    im = _select(positive, d, _select(ir.Compare("<", z.im, _c(0.0)),
-                                      ir.Unary("-", s, "f64"), s))
-    return Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im))
-
-
-def _trigonometric(name: str, z: Pair) -> Pair:
-    x, y = z.re, z.im
-    if name == "sin":
-        return Pair(_f("*", _call("sin", x), _call("cosh", y)),
-                    _f("*", _call("cos", x), _call("sinh", y)))
-    if name == "cos":
-        return Pair(_f("*", _call("cos", x), _call("cosh", y)),
-                    ir.Unary("-", _f("*", _call("sin", x), _call("sinh", y)), "f64"))
-    if name == "sinh":
-        return Pair(_f("*", _call("sinh", x), _call("cos", y)),
-                    _f("*", _call("cosh", x), _call("sin", y)))
-    return Pair(_f("*", _call("cosh", x), _call("cos", y)),
-                _f("*", _call("sinh", x), _call("sin", y)))
+    function = COMPLEX_FUNCTIONS.get(name)
+    if function is None:
+        raise BackendUnsupported(f"`{name}` of a complex number in compiled code", span)
+    return function(z)
 
 
 def _f(op, a, b):

@@ -1,10 +1,10 @@
-"""Complex `**`, `asin` and `acos` lowered to f64 arithmetic on parts (LANGUAGE.md §3, §7).
+"""Complex `**` and cmath's functions lowered to f64 arithmetic on parts (LANGUAGE.md §3, §7).
 
-The interpreter computes them with CPython (`complex.__pow__`, `cmath.asin`,
-`cmath.acos`); these are CPython's algorithms written as IR over `Pair`s
-(rlang/lower_complex.py), so that compiled results agree with the interpreter's
-(and the derivative transforms, which differentiate these real formulas, give the
-holomorphic derivatives the interpreter's gradient rules use):
+The interpreter computes them with CPython (`complex.__pow__`, `cmath.exp`, …); these
+are CPython's algorithms written as IR over `Pair`s (rlang/lower_complex.py), so that
+compiled results agree with the interpreter's bit for bit where the C library's real
+functions do (and the derivative transforms, which differentiate these real formulas,
+give the holomorphic derivatives the interpreter's gradient rules use):
 
 - `z ** w` with a constant exponent w that is an integer of at most 100 in size is
   CPython's `c_powi`: repeated squaring (`c_powu`), its reciprocal by Smith's
@@ -19,24 +19,37 @@ holomorphic derivatives the interpreter's gradient rules use):
 - a result with an infinite part is nan + nan·i, as the interpreter reports the
   OverflowError of CPython; 0 to a negative or complex power is inf + nan·i (its
   ZeroDivisionError).
-- `asin` and `acos` are cmath's (Kahan's) formulas: two square roots (cmath's, as
-  `sqrt`), atan2 and asinh, where asinh(x) = log1p(|x| + x²/(1 + √(1 + x²))) with
-  x's sign, and log|x| + log 2 past 2^28 (as glibc computes it).  Arguments past
-  DBL_MAX/4 use cmath's logarithmic form; cmath's table of special values (infinite
-  and NaN arguments) is not reproduced.
+- `exp`, `sinh`, `cosh` (and `sin`, `cos` through them: sin z = −i·sinh(iz), cos z =
+  cosh(iz)) are cmath's: past |re| > log(DBL_MAX/4) the real factor is e^(x∓1)·e, so
+  that it does not overflow before the product does; an infinite part of the result
+  is cmath's OverflowError, which the interpreter answers with nan + nan·i.
+- `tanh` (and `tan z = −i·tanh(iz)`) is cmath's tanh x·(1 + tan² y)/(1 + tanh² x tan² y)
+  form, ±1 + 4 sin y cos y e^(−2|x|)·i past |x| > log(DBL_MAX/4): no overflow.
+- `log` is cmath's: log1p near |z| = 1, |z| halved past DBL_MAX/4 and scaled up
+  from the subnormals; log 0 is cmath's ValueError: nan + nan·i.
+- `sqrt` is cmath's: s = 2·√(|re|/8 + hypot(|re|/8, |im|/8)) (scaled by 2^53 where
+  both parts are subnormal), then (s, ±|im|/2s) or (|im|/2s, ±s), the signs those of
+  im, its zero's sign included.
+- `asin` and `acos` are cmath's (Kahan's) formulas: two square roots, atan2 and
+  asinh (glibc's four-branch asinh), and cmath's logarithmic form past DBL_MAX/4.
+- Signs of zeros follow cmath's `copysign`s (`_negative` reads the sign of −0.0 as
+  1/x < 0).  cmath's tables of special values (infinite and NaN arguments) are not
+  reproduced: such arguments give what the finite formulas give.
 """
 from __future__ import annotations
 
 import math
 
 from . import ir
-from .lower_complex import (Pair, _abs, _c, _call, _divide, _f, _select, _sqrt,
-                            as_pair, read_pair)
+from .lower_complex import Pair, _abs, _c, _call, _divide, _f, _select, as_pair, read_pair
 
 #: CPython's c_powi handles constant integer exponents up to this size.
 _POWI_LIMIT = 100
-#: cmath's CM_LARGE_DOUBLE.
+#: cmath's CM_LARGE_DOUBLE and CM_LOG_LARGE_DOUBLE.
 _LARGE = 1.7976931348623157e308 / 4.0
+_LOG_LARGE = math.log(_LARGE)
+#: DBL_MIN, the least normal double.
+_TINY = 2.2250738585072014e-308
 
 
 def complex_power(fl, node, left, right) -> Pair:
@@ -108,11 +121,100 @@ def _general_power(z: Pair, w: Pair) -> Pair:
                 _select(z_zero, at_zero.im, _select(one, _c(0.0), polar.im)))
 
 
+def _exp(z: Pair) -> Pair:
+    """cmath.exp."""
+    large = ir.Compare(">", z.re, _c(_LOG_LARGE))
+    scale = _call("exp", _select(large, _f("-", z.re, _c(1.0)), z.re))
+    cos, sin = _call("cos", z.im), _call("sin", z.im)
+    return _overflow_to_nan(Pair(
+        _select(large, _f("*", _f("*", scale, cos), _c(math.e)), _f("*", scale, cos)),
+        _select(large, _f("*", _f("*", scale, sin), _c(math.e)), _f("*", scale, sin))))
+
+
+def _hyperbolic(name: str, z: Pair) -> Pair:
+    """cmath.sinh or cmath.cosh: (cos y · f(x), sin y · g(x)) with (f, g) = (sinh,
+    cosh) or (cosh, sinh), at x ∓ 1 times e past |x| > log(DBL_MAX/4)."""
+    large = ir.Compare(">", _abs(z.re), _c(_LOG_LARGE))
+    x = _select(large, _select(ir.Compare(">", z.re, _c(0.0)), _f("-", z.re, _c(1.0)),
+                               _f("+", z.re, _c(1.0))), z.re)
+    first, second = ("sinh", "cosh") if name == "sinh" else ("cosh", "sinh")
+    re = _f("*", _call("cos", z.im), _call(first, x))
+    im = _f("*", _call("sin", z.im), _call(second, x))
+    return _overflow_to_nan(Pair(_select(large, _f("*", re, _c(math.e)), re),
+                                 _select(large, _f("*", im, _c(math.e)), im)))
+
+
+def _tanh(z: Pair) -> Pair:
+    """cmath.tanh."""
+    tx, ty = _call("tanh", z.re), _call("tan", z.im)
+    cx = _f("/", _c(1.0), _call("cosh", z.re))
+    txty = _f("*", tx, ty)
+    denominator = _f("+", _c(1.0), _f("*", txty, txty))
+    re = _f("/", _f("*", tx, _f("+", _c(1.0), _f("*", ty, ty))), denominator)
+    im = _f("*", _f("*", _f("/", ty, denominator), cx), cx)
+    large = ir.Compare(">", _abs(z.re), _c(_LOG_LARGE))
+    large_im = _f("*", _f("*", _f("*", _c(4.0), _call("sin", z.im)), _call("cos", z.im)),
+                  _call("exp", _f("*", _c(-2.0), _abs(z.re))))
+    return Pair(_select(large, _copysign(_c(1.0), z.re), re), _select(large, large_im, im))
+
+
+def _times_i(z: Pair) -> Pair:
+    """i·z."""
+    return Pair(ir.Unary("-", z.im, "f64"), z.re)
+
+
+def _times_minus_i(z: Pair) -> Pair:
+    """−i·z."""
+    return Pair(z.im, ir.Unary("-", z.re, "f64"))
+
+
+def _log(z: Pair) -> Pair:
+    """cmath.log (one argument)."""
+    ax, ay = _abs(z.re), _abs(z.im)
+    h = _call("hypot", ax, ay)
+    near_one = ir.Logic("&&", ir.Compare(">=", h, _c(0.71)), ir.Compare("<=", h, _c(1.73)))
+    big, small = _call("max", ax, ay), _call("min", ax, ay)
+    careful = _f("/", _call("log1p", _f("+", _f("*", _f("-", big, _c(1.0)),
+                                                  _f("+", big, _c(1.0))),
+                                           _f("*", small, small))), _c(2.0))
+    moderate = _select(near_one, careful, _call("log", h))
+    large = _f("+", _call("log", _call("hypot", _f("/", ax, _c(2.0)), _f("/", ay, _c(2.0)))),
+               _c(math.log(2.0)))
+    scale = _c(2.0 ** 53)
+    subnormal = _f("-", _call("log", _call("hypot", _f("*", ax, scale), _f("*", ay, scale))),
+                   _c(53 * math.log(2.0)))
+    is_large = ir.Logic("||", ir.Compare(">", ax, _c(_LARGE)), ir.Compare(">", ay, _c(_LARGE)))
+    is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
+    re = _select(is_large, large, _select(is_tiny, subnormal, moderate))
+    zero = _both_zero(z)            # cmath's ValueError: nan + nan·i
+    return Pair(_select(zero, _c(math.nan), re),
+                _select(zero, _c(math.nan), _call("atan", z.im, z.re)))
+
+
+def _sqrt(z: Pair) -> Pair:
+    """cmath.sqrt."""
+    ax, ay = _abs(z.re), _abs(z.im)
+    eighth = _f("/", ax, _c(8.0))
+    s = _f("*", _c(2.0), _call("sqrt", _f("+", eighth, _call("hypot", eighth,
+                                                              _f("/", ay, _c(8.0))))))
+    up = _c(2.0 ** 53)               # both parts subnormal: scaled up, then down
+    scaled = _f("*", ax, up)
+    tiny_s = _f("*", _call("sqrt", _f("+", scaled, _call("hypot", scaled, _f("*", ay, up)))),
+                _c(2.0 ** -27))
+    is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
+    s = _select(is_tiny, tiny_s, s)
+    d = _f("/", ay, _f("*", _c(2.0), s))
+    positive = ir.Compare(">=", z.re, _c(0.0))
+    re = _select(positive, s, d)
+    im = _copysign(_select(positive, d, s), z.im)
+    zero = _both_zero(z)
+    return Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im))
+
+
 def complex_arcsine(name: str, z: Pair) -> Pair:
     """cmath.asin (= −i·asinh(i·z)) or cmath.acos of z."""
     if name == "asin":
-        s = _arcsinh(Pair(ir.Unary("-", z.im, "f64"), z.re))
-        return Pair(s.im, ir.Unary("-", s.re, "f64"))
+        return _times_minus_i(_arcsinh(_times_i(z)))
     return _arccosine(z)
 
 
@@ -146,25 +248,48 @@ def _arccosine(z: Pair) -> Pair:
 
 
 def _real_asinh(x):
-    """asinh(x) as glibc computes it: log|x| + log 2 past 2^28, else
-    log1p(|x| + x²/(1 + √(1 + x²))); with the sign of x."""
+    """asinh(x) as glibc computes it: x itself below 2^-28; log|x| + log 2 from
+    2^28·(1 + 2^-20) on; log(2|x| + 1/(√(x² + 1) + |x|)) from 2·(1 + 2^-20) on; else
+    log1p(|x| + x²/(1 + √(1 + x²))); with the sign of x.  (glibc compares the high
+    32 bits of |x| with those of 2^28 and 2, hence the 2^-20.)"""
     a = _abs(x)
     square = _f("*", a, a)
-    moderate = _call("log1p", _f("+", a, _f("/", square, _f("+", _c(1.0), _call(
+    small = _call("log1p", _f("+", a, _f("/", square, _f("+", _c(1.0), _call(
         "sqrt", _f("+", _c(1.0), square))))))
+    moderate = _call("log", _f("+", _f("*", _c(2.0), a), _f("/", _c(1.0), _f(
+        "+", _call("sqrt", _f("+", square, _c(1.0))), a))))
     huge = _f("+", _call("log", a), _c(math.log(2.0)))
-    return _copysign(_select(ir.Compare(">", a, _c(2.0 ** 28)), huge, moderate), x)
+    above = 1.0 + 2.0 ** -20
+    magnitude = _select(ir.Compare(">=", a, _c(2.0 ** 28 * above)), huge,
+                        _select(ir.Compare(">=", a, _c(2.0 * above)), moderate, small))
+    return _select(ir.Compare("<", a, _c(2.0 ** -28)), x, _copysign(magnitude, x))
 
 
 def _large_magnitude(z: Pair):
     """log|z| for cmath's large arguments: log(hypot(re/2, im/2)) + 2·log 2."""
-    return _f("+", _call("log", _call("hypot", _f("*", z.re, _c(0.5)), _f("*", z.im, _c(0.5)))),
-              _c(2.0 * math.log(2.0)))
+    return _f("+", _call("log", _call("hypot", _f("/", z.re, _c(2.0)), _f("/", z.im, _c(2.0)))),
+              _c(math.log(2.0) * 2.0))
 
 
 def _is_large(z: Pair):
     return ir.Logic("||", ir.Compare(">", _abs(z.re), _c(_LARGE)),
                     ir.Compare(">", _abs(z.im), _c(_LARGE)))
+
+
+#: cmath's functions of one complex argument, by name (Pair → Pair).
+COMPLEX_FUNCTIONS = {
+    "exp": _exp,
+    "log": _log,
+    "sqrt": _sqrt,
+    "sinh": lambda z: _hyperbolic("sinh", z),
+    "cosh": lambda z: _hyperbolic("cosh", z),
+    "sin": lambda z: _times_minus_i(_hyperbolic("sinh", _times_i(z))),
+    "cos": lambda z: _hyperbolic("cosh", _times_i(z)),
+    "tanh": _tanh,
+    "tan": lambda z: _times_minus_i(_tanh(_times_i(z))),
+    "asin": lambda z: complex_arcsine("asin", z),
+    "acos": lambda z: complex_arcsine("acos", z),
+}
 
 
 # ------------------------------------------------------------------ helpers
@@ -203,6 +328,12 @@ def _both_zero(z: Pair):
 
 
 def _copysign(magnitude, sign):
-    """|magnitude| with the sign of `sign` (a zero counts as positive)."""
+    """C's copysign: |magnitude| with the sign of `sign`, −0.0 counting as negative."""
     a = _abs(magnitude)
-    return _select(ir.Compare("<", sign, _c(0.0)), ir.Unary("-", a, "f64"), a)
+    return _select(_negative(sign), ir.Unary("-", a, "f64"), a)
+
+
+def _negative(x):
+    """Whether x's sign is negative, −0.0 included (1/−0.0 is −inf); false for NaN."""
+    return ir.Logic("||", ir.Compare("<", x, _c(0.0)),
+                    ir.Compare("<", _f("/", _c(1.0), x), _c(0.0)))

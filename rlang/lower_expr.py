@@ -11,7 +11,7 @@ from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import is_number_literal
 from .lower_complex_functions import complex_power
-from .lower_complex import Pair, as_pair, complex_binary, complex_builtin, f64, load_pair, \
+from .lower_complex import Pair, complex_binary, complex_builtin, f64, load_pair, \
     negate, read_pair
 from .lower_systems import SYSTEMS, from_system, log_of, system_binary, system_constant, \
     to_system, zero_or_one
@@ -102,6 +102,9 @@ def _name(fl, node: ast.Name):
             return ir.Const(value.log, "ulog")
         if isinstance(value, complex):
             return Pair(ir.Const(value.real, "f64"), ir.Const(value.imag, "f64"))
+        array = fl.lookup_array(node.id)        # a constant array, read only
+        if array is not None:
+            return ir.Read(array)
         raise BackendUnsupported(f"the constant `{node.id}` has a type the compiled "
                                  "backends do not handle yet", node.span)
     raise RlangTypeError(f"`{node.id}` is not defined here", node.span)
@@ -130,8 +133,10 @@ def _unary(fl, node: ast.Unary, literal_type):
         if t != "bool":
             raise RlangTypeError(f"`!` needs a bool, got {ir.type_text(t)}", node.span)
         return ir.Unary("!", operand, "bool")
+    if t == "bool":                 # `~` of a bool is its negation (rlang/ops.py)
+        return ir.Unary("!", operand, "bool")
     if t not in ("i32", "i64"):
-        raise RlangTypeError(f"`~` needs an integer, got {ir.type_text(t)}", node.span)
+        raise RlangTypeError(f"`~` needs an integer or bool, got {ir.type_text(t)}", node.span)
     return ir.Unary("~", operand, t)
 
 
@@ -217,13 +222,7 @@ def _call(fl, node: ast.Call):
     if name == "length":
         return ir.Dim(_array_arg(fl, node, 0, stacks=True), None)
     if name == "size":
-        var = _array_arg(fl, node, 0)
-        dim = lower_expr(fl, node.args[1])
-        if not isinstance(dim, ir.Const) or dim.type not in ("i32", "i64") or \
-                not 0 <= dim.value < var.type.ndim:
-            raise BackendUnsupported("`size` needs a constant dimension in compiled code",
-                                     node.args[1].span)
-        return ir.Dim(var, dim.value)
+        return _size(fl, node)
     if name in ("zero", "one"):
         scalar = node.args[0].type.scalar if isinstance(node.args[0], ast.TypeExpr) else None
         if scalar not in SUPPORTED_SCALARS:
@@ -280,15 +279,39 @@ def _call(fl, node: ast.Call):
     return ir.Builtin(name, tuple(convert(a, operand_type) for a in args), t)
 
 
+def _size(fl, node: ast.Call):
+    """`size(a, d)`: a constant dimension d is an `ir.Dim`; any other is chosen at run
+    time, checked to exist (the interpreter's RlangRuntimeError otherwise)."""
+    var = _array_arg(fl, node, 0)
+    dim = lower_expr(fl, node.args[1])
+    ndim = var.type.ndim
+    if isinstance(dim, ir.Const) and dim.type in ("i32", "i64") and 0 <= dim.value < ndim:
+        return ir.Dim(var, dim.value)
+    if dim.type not in ("i32", "i64"):
+        raise BackendUnsupported("`size` needs an integer dimension in compiled code",
+                                 node.args[1].span)
+    d = convert(dim, "i64")
+    extent = ir.Dim(var, ndim - 1)
+    for axis in reversed(range(ndim - 1)):
+        extent = ir.Select(ir.Compare("==", d, ir.Const(axis, "i64")), ir.Dim(var, axis),
+                           extent, "i64")
+    exists = ir.Logic("&&", ir.Compare(">=", d, ir.Const(0, "i64")),
+                      ir.Compare("<", d, ir.Const(ndim, "i64")))
+    site = fl.error_site("size_dimension", node.args[1].span, (ndim,))
+    return ir.Checked(extent, exists, site, (d,))
+
+
 def _complex_call(fl, node: ast.Call):
     """`complex(re, im)` of reals, or `complex(z)`."""
     parts = [lower_expr(fl, arg) for arg in node.args]
-    if len(parts) == 1:
-        return as_pair(parts[0], "`complex`", node.span)
-    for part in parts:
-        if part.type not in ("bool", "i32", "i64", "f32", "f64"):
+    if len(parts) == 1 and isinstance(parts[0], Pair):
+        return parts[0]
+    for part in parts:              # fixed and ulog parts too, by their values
+        if part.type not in ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog"):
             raise RlangTypeError(f"`complex(re, im)` needs real parts, got "
                                  f"{ir.type_text(part.type)}", node.span)
+    if len(parts) == 1:
+        return Pair(f64(parts[0]), ir.Const(0.0, "f64"))
     return Pair(f64(parts[0]), f64(parts[1]))
 
 

@@ -7,7 +7,7 @@ of a registry function (the rules of rlang/scalar_functions.py).
 """
 from __future__ import annotations
 
-from .errors import RlangError
+from .errors import RlangError, RlangTypeError
 
 #: Rank of the promotable scalar types.
 RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4, "complex": 5}
@@ -18,6 +18,22 @@ SUPPORTED_SCALARS = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog", "compl
 
 class BackendUnsupported(RlangError):
     """A construct or a type that a compiled backend does not handle (yet)."""
+
+
+class CompiledTypeError(BackendUnsupported, RlangTypeError):
+    """A type error found while lowering a whole function for a compiled backend.
+
+    The compiled backends type every statement of a function, the interpreter only
+    those it runs: `false || 5` is an error to both, `true || 5` only to the
+    compiled ones (the interpreter never evaluates the `5`).  So this is a
+    RlangTypeError where a compiled backend was asked for, and a refusal under
+    "auto", whose interpreter then runs the call (and raises its own error where
+    it reaches the ill-typed expression)."""
+
+    def plain(self) -> RlangTypeError:
+        """The same error as the interpreter's class: what a module whose compiled
+        backend was asked for by name raises (rlang/api.py)."""
+        return RlangTypeError(self.message, self.span, self.notes)
 
 
 def promote(a: str, b: str) -> str:

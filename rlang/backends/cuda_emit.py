@@ -68,17 +68,18 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
                   all_device: bool = False) -> Program:
     """The program of `module`; with `all_device`, every function that can run on the
     GPU also gets its device function (for `rlang compile --emit ptx`)."""
-    from .llvm_emit import recursive_symbols
+    from .llvm_emit import depth_counted_symbols, recursive_symbols
 
     program = Program("")
     recursive = recursive_symbols(module)
+    counted = depth_counted_symbols(module)
     lines, device_lines = [], []
     for symbol, fn in module.functions.items():
         program.back[symbol] = returned_positions(fn)
         for var in fn.params + fn.results:
             check_type(var.type, f"parameters (`{var.name}`)", fn.span)
     for symbol, fn in module.functions.items():
-        writer = FunctionWriter(program, module, fn, "host", shadows, recursive)
+        writer = FunctionWriter(program, module, fn, "host", shadows, recursive, counted)
         lines += writer.write()
     device: dict = {}
     for plan in program.kernels:
@@ -113,11 +114,12 @@ class FunctionWriter(ExprWriter):
     """The source of one function, as host code or as a device function."""
 
     def __init__(self, program: Program, module: ir.Module, fn: ir.Function | None, mode: str,
-                 shadows, recursive=frozenset()):
+                 shadows, recursive=frozenset(), counted=frozenset()):
         self.program, self.module, self.fn, self.mode = program, module, fn, mode
         self.shadows = shadows
         self.recursive_symbols = recursive
-        self.recursive = fn is not None and fn.symbol in recursive
+        self.counts_depth = fn is not None and fn.symbol in counted     # (llvm_emit's
+        #                                                                  depth_counted_symbols)
         self.lines: list = []
         self.level = 1
         self.names: dict = {}
@@ -302,12 +304,12 @@ class FunctionWriter(ExprWriter):
         if self.mode == "host":
             for name, var in getattr(self, "host_constants", []):
                 self.emit(f"{self.name(var)} = Arr.constant({name})")
-        if self.recursive:
+        if self.counts_depth:
             self.emit(f"ctx[{abi.CTX_DEPTH}] += 1")
             depth = self.module.add_site(ir.Site("depth", fn.span, fn.name, fn.inverse))
             self.fail_if(f"ctx[{abi.CTX_DEPTH}] > ctx[{abi.CTX_MAX_DEPTH}]", depth)
         self.body(fn.body)
-        if self.recursive:
+        if self.counts_depth:
             self.emit(f"ctx[{abi.CTX_DEPTH}] -= 1")
         results = [self.read(v) for v in self.back] + [self.name(v) for v in fn.results]
         self.emit(f"return (0,{''.join(' ' + r + ',' for r in results)})")

@@ -257,6 +257,8 @@ def _float_builtin(em, name, xs):
         magnitude = em.call_math("pow", [em.call_math("fabs", [x]),
                                          ll.Constant(F64, 1.0 / 3.0)])
         return em.call_math("copysign", [magnitude, x])
+    if name in ("floor", "ceil", "round"):     # + 0.0: −0.0 becomes 0.0, as the
+        return b.fadd(em.call_math(name, xs), zero)     # interpreter's int → float
     return em.call_math(name, xs)
 
 

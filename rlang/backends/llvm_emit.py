@@ -96,8 +96,7 @@ def inlined_once(module: ir.Module) -> set:
 
 
 def recursive_symbols(module: ir.Module) -> set:
-    """The specialisations that can reach themselves through calls: only these
-    count the call depth (a chain without recursion is bounded by the program)."""
+    """The specialisations that can reach themselves through calls."""
     graph = {symbol: callees(fn.body) for symbol, fn in module.functions.items()}
     recursive = set()
     for start in graph:
@@ -113,6 +112,30 @@ def recursive_symbols(module: ir.Module) -> set:
     return recursive
 
 
+def depth_counted_symbols(module: ir.Module) -> set:
+    """The specialisations that count the call depth: the recursive ones, those that
+    can reach one (its callers, at any distance) and those one can reach (its
+    callees).  Every frame of a chain through recursion counts, as every frame does
+    in the interpreter, so that the limit is reached at the same call; a chain
+    without recursion is bounded by the program."""
+    graph = {symbol: callees(fn.body) for symbol, fn in module.functions.items()}
+    callers: dict = {}
+    for symbol, called in graph.items():
+        for callee in called:
+            callers.setdefault(callee, set()).add(symbol)
+
+    def reach(edges) -> set:
+        seen, todo = set(), list(recursive_symbols(module))
+        while todo:
+            symbol = todo.pop()
+            if symbol not in seen:
+                seen.add(symbol)
+                todo.extend(edges.get(symbol, ()))
+        return seen
+
+    return reach(graph) | reach(callers)
+
+
 def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True,
                 python_entries: bool = True) -> ll.Module:
     """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
@@ -124,7 +147,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     # Note [Zero seeds] (ir_guards.py)
     module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
     out = ll.Module(name=name)
-    recursive = recursive_symbols(module)
+    recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
     distinct = distinct_gradients(module)
     once = inlined_once(module)
     header = array_header() if python_entries else None
@@ -136,7 +159,8 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     for symbol, fn in module.functions.items():
         inline = fn.inline or symbol in once        # Note [Functions called once are inlined]
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
-                         symbol in distinct, report_locals, inline).emit()
+                         symbol in distinct, report_locals, inline,
+                         symbol in counted).emit()
         _emit_entry(out, functions[symbol], fn, header)
     return out
 
@@ -218,9 +242,11 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
-                 distinct: bool, report_locals: bool = True, inline: bool = False):
+                 distinct: bool, report_locals: bool = True, inline: bool = False,
+                 counts_depth: bool = False):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
-        self.recursive = recursive      # counts the call depth (see recursive_symbols)
+        self.recursive = recursive      # its ancillas live on the heap, it is not inlined
+        self.counts_depth = counts_depth    # (depth_counted_symbols)
         self.llfn = functions[fn.symbol]
         self.llfn.attributes.add("nounwind")
         if inline and not recursive:    # `@inline function` (LANGUAGE.md §4), or called once
@@ -275,7 +301,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
             self.slots[var] = self.constant_descriptor(constant, var.name)
         self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
         depth_ptr = self.ctx_word(abi.CTX_DEPTH)
-        if self.recursive:
+        if self.counts_depth:
             depth = self.builder.add(self.builder.load(depth_ptr), ll.Constant(I64, 1))
             self.builder.store(depth, depth_ptr)
             too_deep = self.builder.icmp_signed(">", depth, self.builder.load(
@@ -284,7 +310,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         self.stack_arrays |= self.small_array_candidates(self.fn.body)
         self.emit_body(self.fn.body)
         if not self.builder.block.is_terminated:
-            if self.recursive:
+            if self.counts_depth:
                 self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
                                                     ll.Constant(I64, 1)), depth_ptr)
             self.write_back()

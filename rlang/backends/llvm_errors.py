@@ -182,9 +182,9 @@ def _dealloc_array(site, ints, recorded, shapes):
         expected = summarize_array_start(rev_array(zero, elem), shape)
     elif against == "array":
         expected = _recorded_array(elem, tuple(shapes[1][:ndim]), recorded[1])
-    else:                                                   # an ir.ConstArray
-        expected = summarize(rev_array(np.array(against.values, dtype).reshape(against.shape),
-                                       elem))
+    else:                   # an ir.ConstArray, as written (its type may differ)
+        literal = np.array(against.values, np.dtype(abi.ITEM_DTYPES[against.elem]))
+        expected = summarize(rev_array(literal.reshape(against.shape), against.elem))
     return ReversibilityError(f"deallocation check failed: {name} = "
                               f"{_recorded_array(elem, shape, recorded[0])}, expected "
                               f"{expected}", site.span)
@@ -350,6 +350,12 @@ def _swap_shape(site, ints, floats, _):
                           f"and {type_b} {shape_b}", site.span)
 
 
+def _size_dimension(site, ints, floats, _):
+    return RlangRuntimeError(f"`size`: dimension {ints[0]} does not exist in a "
+                             f"{site.detail[0]}-dimensional array (dimensions are 0-based)",
+                             site.span)
+
+
 def _zeros(site, ints, floats, _):
     bad = next((n for n in ints if n < 0), ints[0])
     return RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, got {bad}",
@@ -371,6 +377,7 @@ _BUILD = {
     "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
     "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
     "pop_zero": _pop_zero, "stack_memory": _stack_memory, "swap_shape": _swap_shape,
+    "size_dimension": _size_dimension,
 }
 
 
