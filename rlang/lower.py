@@ -2,7 +2,8 @@
 
 `lower(unit, name, arg_types, inverse, invcheck)` returns an `ir.Module` whose entry
 is the specialisation of function `name` (or of its inverse) for `arg_types` (IR
-types, see `type_of_value`), together with every specialisation it calls.
+types, see `type_of_value` in rlang/argument_types.py), together with every
+specialisation it calls.
 
 The typing rules are those of the interpreter (LANGUAGE.md §3, §7), decided here on
 types instead of values: NumPy promotion (`types.promote`), a number literal taking
@@ -43,52 +44,10 @@ from .lower_arrays import array_alloc, array_argument, array_dealloc
 from .lower_complex import Pair, as_pair
 from .lower_stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
-from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
 from .primitives import CONSTANTS
 from .types_rules import SUPPORTED_SCALARS, BackendUnsupported, CompiledTypeError
-from .values import Stack, with_article
-
-
-def type_of_value(value, backend: str = "llvm"):
-    """The IR type of a Python argument value (BackendUnsupported if none)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, Fixed):
-        return "fixed"
-    if isinstance(value, ULog):
-        return "ulog"
-    if isinstance(value, I32):
-        return "i32"
-    if isinstance(value, int):
-        return "i64"
-    if isinstance(value, F32):
-        return "f32"
-    if isinstance(value, float):
-        return "f64"
-    if isinstance(value, complex):
-        return "complex"
-    if isinstance(value, Stack) and value.elem in SUPPORTED_SCALARS:
-        return ir.StackType(value.elem)
-    if isinstance(value, np.ndarray):
-        scalar = _ARRAY_SYSTEMS.get(type(value)) or _DTYPE_SCALARS.get(value.dtype)
-        plain = type(value) is np.ndarray or type(value) in _ARRAY_SYSTEMS or \
-            isinstance(value, np.memmap)    # a memory map's elements are its memory
-        if scalar is not None and value.ndim > 0 and plain:
-            return ir.ArrayType(scalar, value.ndim,             # Note [Unit-stride arrays]
-                                value.strides[-1] == value.itemsize)
-        if scalar is not None and not plain:    # np.matrix, np.ma (masked elements
-            raise BackendUnsupported(            # read as nan), …: not their memory
-                f"the {backend} backend takes NumPy arrays and memory maps, not "
-                f"{type(value).__module__}.{type(value).__name__}; pass np.asarray(…)")
-    from .values import a_type
-    raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
-                             "arguments yet")
-
-
-_ARRAY_SYSTEMS = {FixedArray: "fixed", ULogArray: "ulog"}
-_DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
-                  np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
-                  np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex"}
+from .argument_types import type_of_value
+from .values import with_article
 
 
 def lower(unit, name: str, arg_types: tuple, inverse: bool, invcheck: bool) -> ir.Module:

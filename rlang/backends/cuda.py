@@ -25,7 +25,8 @@ from ..ad_ir import AdjointFunction
 from ..deep import run_deep
 from ..errors import ReversibilityError, RlangError, RlangTypeError
 from ..ir_shadow import derive_module
-from ..lower import _DTYPE_SCALARS, lower, symbol_of, type_of_value
+from ..argument_types import DTYPE_SCALARS, type_of_value
+from ..lower import lower, symbol_of
 from ..tangent_ir import TangentFunction
 from . import abi
 from .cuda_emit import write_program
@@ -215,7 +216,7 @@ def _exec(source: str, space: dict) -> None:
 def _type_of(value):
     """The IR type of an argument (device arrays by their dtype and rank)."""
     if is_device_array(value):
-        scalar = _DTYPE_SCALARS.get(np.dtype(value.dtype))
+        scalar = DTYPE_SCALARS.get(np.dtype(value.dtype))
         if not value.ndim:
             raise RlangTypeError("the cuda backend takes device arrays of at least one "
                                  "dimension, not 0-d ones (pass a scalar as a number)")

@@ -68,7 +68,7 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
                   all_device: bool = False) -> Program:
     """The program of `module`; with `all_device`, every function that can run on the
     GPU also gets its device function (for `rlang compile --emit ptx`)."""
-    from .llvm_emit import depth_counted_symbols, recursive_symbols
+    from .call_graph import depth_counted_symbols, recursive_symbols
 
     program = Program("")
     recursive = recursive_symbols(module)
@@ -118,8 +118,7 @@ class FunctionWriter(ExprWriter):
         self.program, self.module, self.fn, self.mode = program, module, fn, mode
         self.shadows = shadows
         self.recursive_symbols = recursive
-        self.counts_depth = fn is not None and fn.symbol in counted     # (llvm_emit's
-        #                                                                  depth_counted_symbols)
+        self.counts_depth = fn is not None and fn.symbol in counted     # (call_graph.py)
         self.lines: list = []
         self.level = 1
         self.names: dict = {}

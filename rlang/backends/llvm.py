@@ -15,7 +15,8 @@ from ..deep import run_deep
 from ..numbers import F32, I32
 from ..errors import RlangTypeError
 from ..types_rules import BackendUnsupported
-from ..lower import lower, symbol_of, type_of_value
+from ..argument_types import type_of_value
+from ..lower import lower, symbol_of
 from .llvm_jit import compile_module
 from .llvm_marshal import ReadOnlyArgument
 

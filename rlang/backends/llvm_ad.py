@@ -21,7 +21,8 @@ from ..errors import RlangError, RlangTypeError
 from ..ad_ir import AdjointFunction, adjoint_module
 from ..ir_outputs import accumulate_only
 from ..ir_shadow import shadow_type
-from ..lower import lower, symbol_of, type_of_value
+from ..argument_types import type_of_value
+from ..lower import lower, symbol_of
 from ..numbers import ULog, ULogArray
 from ..values import Stack, read_element
 from ..tangent_ir import TangentFunction, tangent_module

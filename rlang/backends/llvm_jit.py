@@ -158,7 +158,7 @@ def compile_module(key: str, build) -> "NativeModule":
     symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results],
                    fn.written)
                for s, fn in module.functions.items()}
-    from .llvm_emit import recursive_symbols
+    from .call_graph import recursive_symbols
 
     recursive = bool(recursive_symbols(module))
     native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive)

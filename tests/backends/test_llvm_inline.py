@@ -119,7 +119,7 @@ def test_functions_called_once_in_a_loop_are_inlined():
     that one call statement calls, inside a loop, is inlined; one called twice, one
     called outside loops and a recursive one are left to LLVM.  Results, inverse and
     gradients are the interpreter's."""
-    from rlang.backends.llvm_emit import inlined_once
+    from rlang.backends.call_graph import inlined_once
 
     m = rlang.loads(ONCE, backend="llvm")
     interp = rlang.loads(ONCE)

@@ -1,0 +1,58 @@
+"""The IR type of a Python argument value, for the compiled backends (`type_of_value`).
+
+Scalars by their Python type (`bool`, `int`, `float`, `complex`, rlang's `I32`, `F32`,
+`Fixed`, `ULog`), stacks by their element type, NumPy arrays (and memory maps,
+`FixedArray`, `ULogArray`) by element type, rank and whether their last axis is
+contiguous.  Anything else is BackendUnsupported (the interpreter runs it under
+"auto").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray
+from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
+from .values import Stack
+
+
+def type_of_value(value, backend: str = "llvm"):
+    """The IR type of a Python argument value (BackendUnsupported if none)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, Fixed):
+        return "fixed"
+    if isinstance(value, ULog):
+        return "ulog"
+    if isinstance(value, I32):
+        return "i32"
+    if isinstance(value, int):
+        return "i64"
+    if isinstance(value, F32):
+        return "f32"
+    if isinstance(value, float):
+        return "f64"
+    if isinstance(value, complex):
+        return "complex"
+    if isinstance(value, Stack) and value.elem in SUPPORTED_SCALARS:
+        return ir.StackType(value.elem)
+    if isinstance(value, np.ndarray):
+        scalar = _ARRAY_SYSTEMS.get(type(value)) or DTYPE_SCALARS.get(value.dtype)
+        plain = type(value) is np.ndarray or type(value) in _ARRAY_SYSTEMS or \
+            isinstance(value, np.memmap)    # a memory map's elements are its memory
+        if scalar is not None and value.ndim > 0 and plain:
+            return ir.ArrayType(scalar, value.ndim,             # Note [Unit-stride arrays]
+                                value.strides[-1] == value.itemsize)
+        if scalar is not None and not plain:    # np.matrix, np.ma (masked elements
+            raise BackendUnsupported(            # read as nan), …: not their memory
+                f"the {backend} backend takes NumPy arrays and memory maps, not "
+                f"{type(value).__module__}.{type(value).__name__}; pass np.asarray(…)")
+    from .values import a_type
+    raise BackendUnsupported(f"the {backend} backend does not handle {a_type(value)} "
+                             "arguments yet")
+
+
+_ARRAY_SYSTEMS = {FixedArray: "fixed", ULogArray: "ulog"}
+DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
+                  np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+                  np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex"}
