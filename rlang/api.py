@@ -108,12 +108,9 @@ class Module:
         if self.compiled is not None:
             try:
                 return run_deep(self.compiled.run_main)
-            except CompiledTypeError as error:
+            except BackendUnsupported as error:
                 if not self.fallback:
-                    raise error.plain() from None
-            except BackendUnsupported:
-                if not self.fallback:
-                    raise
+                    raise _as_asked(error)
         return run_deep(self.interpreter.run_main)
 
     def compiled_or_none(self, run, *args):
@@ -122,14 +119,16 @@ class Module:
         raised before anything runs, so the arguments are untouched)."""
         try:
             return run(self.compiled, *args)
-        except CompiledTypeError as error:
+        except BackendUnsupported as error:
             if not self.fallback:
-                raise error.plain() from None
+                raise _as_asked(error)
             return None
-        except BackendUnsupported:
-            if not self.fallback:
-                raise
-            return None
+
+
+def _as_asked(error: BackendUnsupported) -> RlangError:
+    """What a module whose compiled backend was asked for by name raises: a type error
+    found while compiling as the interpreter's class (RlangTypeError), else `error`."""
+    return error.plain() if isinstance(error, CompiledTypeError) else error
 
 
 class Function:

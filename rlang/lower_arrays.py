@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import ast, ir
 from .errors import RlangTypeError
 from .lower_complex import as_pair, f64
@@ -181,8 +183,6 @@ def _same_values_as(literal: ir.ConstArray, elem: str) -> ir.ConstArray:
 
 def _converted(value, elem: str):
     """`value` as an element of `elem` where that keeps it exactly, else None."""
-    import numpy as np
-
     if elem in ("f32", "f64"):
         converted = float(np.float32(value)) if elem == "f32" else float(value)
         same = converted == value or (math.isnan(converted) and math.isnan(value))
