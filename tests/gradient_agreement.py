@@ -1,7 +1,7 @@
 """The comparisons of two backends shared by tests/backends (llvm) and tests/cuda.
 
 Gradients: None where the interpreter has none, else the same shape and values within
-RTOL (relative to the largest entry, so near-zero entries compare absolutely);
+RTOL, or a caller's wider `rtol` (relative to the largest entry, so near-zero entries compare absolutely);
 complex gradients are complex on both sides.  Errors: the same class, message, span
 and call chain."""
 from __future__ import annotations
@@ -11,7 +11,8 @@ import numpy as np
 RTOL = 1e-12
 
 
-def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm"):
+def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm",
+                          rtol: float = RTOL):
     assert len(got) == len(expected), context
     for g, e in zip(got, expected):
         if e is None:
@@ -22,7 +23,7 @@ def assert_same_gradients(got, expected, context: str = "", backend: str = "llvm
         g, e = np.asarray(g, dtype=kind), np.asarray(e, dtype=kind)
         scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
         assert g.shape == e.shape, context
-        assert np.allclose(g, e, rtol=RTOL, atol=RTOL * scale, equal_nan=True), \
+        assert np.allclose(g, e, rtol=rtol, atol=rtol * scale, equal_nan=True), \
             f"{context}\n{backend} {g!r}\ninterpreter {e!r}"
 
 

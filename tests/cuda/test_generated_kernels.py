@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import rlang
 
-from agreement import assert_same_gradients, copy, magnitude, same
+from agreement import assert_same_gradients, copy, gpu_rtol, magnitude, same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
 from test_gradients import expressions, indent  # noqa: E402
@@ -131,18 +131,21 @@ def test_generated_kernels_agree_forward_inverse_and_gradient(case):
     assume(finite(expected))
     got = cuda.f(*copy(args))
     scale = magnitude([*args, *expected])
+    rtol = gpu_rtol(lambda moved: interp.f(*moved), args)
     for a, b in zip(got, expected):
-        assert same(a, b, scale), f"{source}\nforward: cuda {a!r}, interpreter {b!r}"
+        assert same(a, b, scale, rtol), f"{source}\nforward: cuda {a!r}, interpreter {b!r}"
     back = (~cuda.f)(*copy(list(expected)))
     interp_back = (~interp.f)(*copy(list(expected)))
     for a, b, c in zip(back, interp_back, args):
-        assert same(a, b, scale), f"{source}\ninverse: cuda {a!r}, interpreter {b!r}"
+        assert same(a, b, scale, rtol), f"{source}\ninverse: cuda {a!r}, interpreter {b!r}"
         assert np.allclose(a, c, rtol=1e-9, atol=1e-9), source
     grads = rlang.gradient(interp.f, copy(args), loss=loss)
     assume(finite([g for g in grads if g is not None]))
     cuda_args = copy(args)
+    gradient_rtol = gpu_rtol(lambda moved: [g for g in rlang.gradient(interp.f, moved, loss=loss)
+                                            if g is not None], args)
     assert_same_gradients(rlang.gradient(cuda.f, cuda_args, loss=loss), grads,
-                          f"{source}\nloss {loss}, arguments {args}")
+                          f"{source}\nloss {loss}, arguments {args}", gradient_rtol)
     for before, after in zip(args, cuda_args):       # the gradient pass restores inputs
         if isinstance(before, np.ndarray):
             np.testing.assert_allclose(after, before, rtol=0, atol=1e-9)
