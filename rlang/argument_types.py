@@ -16,24 +16,17 @@ from .types_rules import SUPPORTED_SCALARS, BackendUnsupported
 from .values import Stack
 
 
+#: Scalar classes and their IR types, subclasses before their bases (bool is an int,
+#: I32 an int, F32 a float).
+_SCALAR_CLASSES = ((bool, "bool"), (Fixed, "fixed"), (ULog, "ulog"), (I32, "i32"),
+                   (int, "i64"), (F32, "f32"), (float, "f64"), (complex, "complex"))
+
+
 def type_of_value(value, backend: str = "llvm"):
     """The IR type of a Python argument value (BackendUnsupported if none)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, Fixed):
-        return "fixed"
-    if isinstance(value, ULog):
-        return "ulog"
-    if isinstance(value, I32):
-        return "i32"
-    if isinstance(value, int):
-        return "i64"
-    if isinstance(value, F32):
-        return "f32"
-    if isinstance(value, float):
-        return "f64"
-    if isinstance(value, complex):
-        return "complex"
+    for cls, name in _SCALAR_CLASSES:
+        if isinstance(value, cls):
+            return name
     if isinstance(value, Stack) and value.elem in SUPPORTED_SCALARS:
         return ir.StackType(value.elem)
     if isinstance(value, np.ndarray):
