@@ -695,6 +695,8 @@ def _redefinition(unit: Unit, kind: str, name: str, span: Span) -> CheckError:
 
 
 def _undefined_function_hint(ctx: _Ctx, name: str) -> str:
+    if name in primitives.SAFE_FUNCTIONS:
+        return f"`{name}` is an irreversible side effect: write `@safe {name}(…)`"
     if primitives.is_builtin_function(name):
         return f"`{name}` is a built-in function; use it inside an expression"
     if name.upper() in primitives.INSTRUCTION_TABLE:

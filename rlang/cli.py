@@ -198,7 +198,8 @@ def _options_first(argv: list[str]) -> list[str]:
 def _command_run(options) -> int:
     unit = load_unit(options.file)
     module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck)
-    if options.function is None:
+    if options.function is None or options.function == "main" and not options.inverse \
+            and not options.args and "main" in unit.functions:     # main's store
         if options.inverse:
             raise RlangError("--inverse needs a FUNCTION: `main` takes no arguments to run "
                              "backward")
@@ -309,11 +310,14 @@ def _command_invert(options) -> int:
     unit = load_unit(options.file)
     check(unit)
     program = unit.program
+    defined = {item.name for item in program.items if isinstance(item, ast.Function)}
     if options.function is not None:
-        defined = {item.name for item in program.items if isinstance(item, ast.Function)}
-        if options.function not in defined:
+        fn = unit.functions.get(options.function)     # its own or an included one
+        if fn is None:
             raise RlangError(f"{options.file} has no function `{options.function}`")
-    sys.stdout.write(format_program(invert_program(program, options.function)))
+        program = ast.Program((fn,), span=program.span)
+    included = frozenset(unit.functions) - defined
+    sys.stdout.write(format_program(invert_program(program, options.function, included)))
     return 0
 
 

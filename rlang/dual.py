@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from .ieee import float_div, float_pow, rule_at
+
 
 class Dual:
     """a + b·ε."""
@@ -53,23 +57,24 @@ class Dual:
 
     def __truediv__(self, other):
         a, b = parts(other)
-        return Dual(self.a / a, (self.b * a - self.a * b) / (a * a))
+        return Dual(float_div(self.a, a), float_div(self.b * a - self.a * b, a * a))
 
     def __rtruediv__(self, other):
         a, b = parts(other)
-        return Dual(a / self.a, (b * self.a - a * self.b) / (self.a * self.a))
+        return Dual(float_div(a, self.a),
+                    float_div(b * self.a - a * self.b, self.a * self.a))
 
     def __pow__(self, other):
         a, b = parts(other)
-        value = self.a ** a
-        tangent = a * self.a ** (a - 1) * self.b if a != 0 else 0.0
+        value = float_pow(self.a, a)
+        tangent = a * float_pow(self.a, a - 1) * self.b if a != 0 else 0.0
         if b != 0 and self.a > 0:
             tangent += value * math.log(self.a) * b
         return Dual(value, tangent)
 
     def __rpow__(self, other):
         a, _ = parts(other)
-        value = a ** self.a
+        value = float_pow(a, self.a)
         return Dual(value, value * math.log(a) * self.b if a > 0 else 0.0)
 
     def __neg__(self):
@@ -150,9 +155,11 @@ def lift(name: str):
         builtin = BUILTINS[name]
         if hasattr(x, "apply_builtin"):
             return x.apply_builtin(name)
-        if type(x) is not Dual:
+        if type(x) is not Dual:         # NumPy floats in (ieee.rule_at), NumPy floats out
+            if type(x) is np.float64:
+                return np.float64(builtin.forward(float(x)))
             return builtin.forward(x)
-        (derivative,) = builtin.partials(x.a)
+        (derivative,) = rule_at(builtin.partials, (x.a,))
         return Dual(builtin.forward(x.a), float(derivative) * x.b)
 
     apply.__name__ = name

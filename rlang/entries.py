@@ -27,9 +27,14 @@ def entries_of(unit, invcheck: bool) -> tuple:
     """(specialisations to compile as (name, types, inverse), functions left out as
     (name, reason)): each function forward and inverse (`main` forward only), with
     its declared types, undeclared parameters as f64, else as i64."""
-    entries, skipped = [], []
+    entries, skipped, names = [], [], {}
     for name, fn in unit.functions.items():
         directions = (False,) if name == "main" else (False, True)   # main has no inverse
+        same = names.setdefault(ir.c_identifier(name), name)
+        if same != name:                # `g!` and `g_`: one symbol; the first one is kept
+            skipped.append((name, f"`{same}` has the same name in compiled code "
+                                  f"(`{ir.c_identifier(name)}`)"))
+            continue
         error = None
         for undeclared in ("f64", "i64"):   # undeclared parameters: f64, else i64
             try:

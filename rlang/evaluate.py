@@ -417,9 +417,9 @@ def _zeros(evaluator, expr, env):
         shape.append(n)
     try:
         return make_array(shape, scalar, dual=evaluator.dual_mode)
-    except (MemoryError, ValueError) as error:
-        raise RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {tuple(shape)}: "
-                                f"{error}", expr.span) from None
+    except (MemoryError, ValueError):       # no memory, or more bytes than an int64
+        raise RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {tuple(shape)}",
+                                expr.span) from None
 
 
 def _stack(evaluator, expr, env):

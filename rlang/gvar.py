@@ -22,6 +22,7 @@ import numpy as np
 from . import ast
 from .errors import RlangTypeError
 from .dual import Dual, is_zero
+from .ieee import complex_rule_at, rule_at
 from .numbers import Fixed, FixedArray, ULog
 from .primitives import BUILTINS, OPERATOR_PARTIALS
 
@@ -121,7 +122,8 @@ def _backprop(walk: _Walk, expr, seed) -> None:
             if type(left) is ULog or type(right) is ULog:
                 _backprop_ulog_binary(walk, expr, seed, left, right)
                 return
-            d_left, d_right = OPERATOR_PARTIALS[expr.op](_number(left), _number(right))
+            d_left, d_right = rule_at(OPERATOR_PARTIALS[expr.op],
+                                      (_number(left), _number(right)))
             _backprop(walk, expr.left, seed * _conj(d_left))
             _backprop(walk, expr.right, seed * _conj(d_right))
     elif kind is ast.Unary:
@@ -200,7 +202,7 @@ def _backprop_ulog_call(walk, expr: ast.Call, seed, value) -> bool:
         return True
     builtin = BUILTINS.get(name)
     if builtin is not None and builtin.partials is not None and len(expr.args) == 1:
-        (partial,) = builtin.partials(float(value))
+        (partial,) = rule_at(builtin.partials, (float(value),))
         _backprop(walk, expr.args[0], seed * partial * float(value))
         return True
     return name in ("ulog", "one", "zero")
@@ -231,14 +233,16 @@ def _backprop_call(walk, expr: ast.Call, seed) -> None:
     if any(isinstance(a, complex) for a in args):
         z = complex(args[0])
         if builtin.complex_derivative is not None:
-            _backprop(walk, expr.args[0], seed * _conj(builtin.complex_derivative(z)))
+            _backprop(walk, expr.args[0],
+                      seed * _conj(complex_rule_at(builtin.complex_derivative, z)))
         elif name in _NON_HOLOMORPHIC:
             _backprop(walk, expr.args[0], _NON_HOLOMORPHIC[name](z, seed))
         else:
             raise RlangTypeError(f"`{name}` has no gradient for a complex argument",
                                  expr.span)
         return
-    partials = builtin.partials(*(a if type(a) is Dual else float(_number(a)) for a in args))
+    partials = rule_at(builtin.partials,
+                       [a if type(a) is Dual else float(_number(a)) for a in args])
     for arg, partial in zip(expr.args, partials):
         if partial is not None:
             _backprop(walk, arg, seed * partial)

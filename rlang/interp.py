@@ -171,8 +171,10 @@ class Interpreter:
                 "within i64)" if param.type is None else with_article(format_type(param.type))
             shown = summarize(value) if scalar_type(value) or isinstance(value, np.ndarray) \
                 else repr(value)[:60]
+            what = "an integer outside i64," if type(value) is int and \
+                not -(1 << 63) <= value < 1 << 63 else a_type(value)
             raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be {expected}, "
-                                 f"got {a_type(value)} {shown}", span)
+                                 f"got {what} {shown}", span)
         return conformed
 
     # --------------------------------------------------------------- statements

@@ -179,9 +179,12 @@ def invert_function(fn: ast.Function) -> ast.Function:
     return replace(fn, body=invert_body(fn.body))
 
 
-def invert_program(program: ast.Program, only: str | None = None) -> ast.Program:
+def invert_program(program: ast.Program, only: str | None = None,
+                   included: frozenset = frozenset()) -> ast.Program:
     """The program with every function except `main` replaced by its inverse under
     the same name (Janus's `-i`), or, with `only`, just that one inverted function.
+    `included`: the names of functions the program's `include`s define, which it
+    keeps as they are: `main`'s calls of them become uncalls.
 
     See Note [Inverting a whole program]."""
     if only is not None:
@@ -193,7 +196,8 @@ def invert_program(program: ast.Program, only: str | None = None) -> ast.Program
                 if isinstance(item, ast.Function) and item.name != "main"}
     items = tuple(
         _restore_calls(invert_function(item), replaced)
-        if isinstance(item, ast.Function) and item.name in replaced else item
+        if isinstance(item, ast.Function) and item.name in replaced else
+        _restore_calls(item, included) if isinstance(item, ast.Function) else item
         for item in program.items
     )
     return ast.Program(items, span=program.span)
@@ -204,7 +208,9 @@ def invert_program(program: ast.Program, only: str | None = None) -> ast.Program
 # program is inverted, the name g itself now stands for ~g, so the inverted f must
 # call plain `g(x)` again: calls between replaced functions keep their original
 # direction.  Calls of functions the program does not replace (from included
-# files) stay flipped.  Applying this twice gives back the original program.
+# files) stay flipped, and `main`'s calls of them are flipped (`inc(x)` becomes
+# `~inc(x)`), so that main runs the inverses of everything it calls, as Janus's
+# `-i` has it.  Applying this twice gives back the original program.
 
 def _restore_calls(fn: ast.Function, replaced: set) -> ast.Function:
     return replace(fn, body=_restore_body(fn.body, replaced))

@@ -477,22 +477,28 @@ class Call:
 @dataclass(frozen=True)
 class Alloc:
     """A new scalar ancilla with a value, a new array ancilla: of zeros (`dims`) or
-    a copy of a `ConstArray` (`value`), or a new empty stack (no value)."""
+    a copy of a `ConstArray` (`value`), or a new empty stack (no value).  `sites`,
+    for `zeros(T, n…)` in the source: the site of a failed allocation (the call's
+    span) and then one per dimension (its span, for a negative one); without them
+    the backends report such failures without a source position."""
 
     var: Var
     value: object = None
     dims: tuple = ()
+    sites: tuple = ()
 
 
 @dataclass(frozen=True)
 class Dealloc:
     """Free an ancilla; with `site`, its value must equal `value` (floats within the
     tolerance; arrays: a `ConstArray`, the `Read` of an array of the same type, or all
-    zero when `value` is None; stacks: empty, `value` is None)."""
+    zero when `value` is None, then of the extents `shape` where it is given: those of
+    `a → zeros(T, n…)`; stacks: empty, `value` is None)."""
 
     var: Var
     value: object
     site: int | None
+    shape: tuple = ()
 
 
 @dataclass(frozen=True)

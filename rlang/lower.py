@@ -107,6 +107,7 @@ class _Lowering:
         self.invcheck = invcheck
         self.module = ir.Module(entry="")
         self.pending: list = []
+        self.owners: dict = {}          # symbol → the rev function it was made for
         self.consts = self._const_values()
 
     def _const_values(self) -> dict:
@@ -117,6 +118,11 @@ class _Lowering:
 
     def specialise(self, name: str, arg_types: tuple, inverse: bool) -> str:
         symbol = symbol_of(name, arg_types, inverse)
+        owner = self.owners.setdefault(symbol, name)
+        if owner != name:               # `g!` and `g_` are both `g_` in generated code
+            raise BackendUnsupported(
+                f"the functions `{owner}` and `{name}` have the same name in compiled code "
+                f"(`{ir.c_identifier(name)}`); rename one", self.unit.functions[name].span)
         if symbol not in self.module.functions and symbol not in {p[0] for p in self.pending}:
             self.pending.append((symbol, name, arg_types, inverse))
             self.module.functions[symbol] = None        # reserved: recursion ends here
@@ -292,7 +298,8 @@ class _FunctionLowering:
                                      stmt.span)
             return _convert(value, target_type)
         if target_type == "bool":
-            raise RlangTypeError(f"`{stmt.op}` cannot update a bool; use `^=` or FLIP", stmt.span)
+            raise RlangTypeError(f"`{stmt.op}` cannot update the bool `{_text(stmt.target)}`; "
+                                 "use `^=` or FLIP", stmt.span)
         if target_type == "fixed":
             if value.type not in ("fixed", "bool", "i32", "i64"):
                 raise RlangTypeError(f"cannot accumulate {value.type} into the fixed target; "
@@ -333,8 +340,6 @@ class _FunctionLowering:
             if place.type == "complex":
                 return [ir.Instr("NEG", (part_place(place, 1),))]
             if place.type not in ("i32", "i64", "f32", "f64", "fixed"):
-                from .values import with_article
-
                 raise RlangTypeError(f"CONJ cannot update "
                                      f"{with_article(ir.type_text(place.type))}", stmt.span)
             return []
@@ -346,19 +351,23 @@ class _FunctionLowering:
             if not isinstance(place.type, str):
                 raise RlangTypeError(f"{name} needs scalar views", arg.span)
         angle = None
-        if name in ("ROT", "IROT", "HADAMARD"):
-            for place, arg in zip(places, stmt.args):
+        if name in ("ROT", "IROT", "HADAMARD"):     # the interpreter's words (instructions.py)
+            for place in places:
                 if place.type not in ir.FLOAT_TYPES:
-                    raise RlangTypeError(f"{name} needs float views, got {place.type}",
-                                         arg.span)
+                    raise RlangTypeError(f"{name} needs float operands, got "
+                                         f"{with_article(place.type)}", stmt.span)
             if places[0].type != places[1].type:
-                raise RlangTypeError(f"{name} needs two views of the same type", stmt.span)
+                raise RlangTypeError(f"{name} needs two operands of one type, got "
+                                     f"{with_article(places[0].type)} and "
+                                     f"{with_article(places[1].type)}", stmt.span)
         if name in ("ROT", "IROT"):
             angle = _convert(self.expr(stmt.args[2]), places[0].type)
         if name == "SWAP" and places[0].type != places[1].type:
-            raise RlangTypeError("SWAP needs two views of the same type", stmt.span)
+            raise RlangTypeError(f"SWAP needs two values of one type, got {places[0].type} "
+                                 f"and {places[1].type}", stmt.span)
         if name == "FLIP" and places[0].type != "bool":
-            raise RlangTypeError("FLIP needs a bool view", stmt.span)
+            raise RlangTypeError(f"FLIP needs a bool, got {with_article(places[0].type)}",
+                                 stmt.span)
         if name in ("INC", "DEC") and places[0].type == "complex" or \
                 name in ("NEG", "INC", "DEC") and places[0].type in ("bool", "ulog"):
             raise RlangTypeError(f"{name} cannot update a {places[0].type}", stmt.span)

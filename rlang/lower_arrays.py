@@ -42,7 +42,9 @@ def array_alloc(fl, stmt: ast.Alloc) -> list | None:
 
         dims = tuple(_convert(fl.int_expr(d), "i64") for d in value.args[1:])
         var = _new(fl, stmt.name, ir.ArrayType(elem.scalar, len(dims), unit_stride=True))
-        return [ir.Alloc(var, None, dims)]
+        sites = (fl.error_site("zeros_memory", value.span, (elem.scalar, len(dims))),
+                 *(fl.error_site("zeros", d.span) for d in value.args[1:]))
+        return [ir.Alloc(var, None, dims, sites)]
     if isinstance(value, ast.ArrayLit):
         literal = _literal(fl, value)
         if isinstance(literal, ir.ConstArray):
@@ -61,8 +63,12 @@ def array_alloc(fl, stmt: ast.Alloc) -> list | None:
 
 def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
     """`a → e` for an array ancilla `a`: e is zeros(…), a literal of a's type or an
-    array variable of a's type."""
-    value, out, expected, shown = stmt.value, [], None, None
+    array variable of a's type.  With invcheck on, `a` must equal e, shape and all: a
+    literal with variable elements is subtracted (so that gradients reach its
+    elements) once a's extents are found to be the literal's; zeros' extents are
+    evaluated (and checked) and compared with a's."""
+    value, before, expected, shown, shape = stmt.value, [], None, None, ()
+    zeros = isinstance(value, ast.Call) and value.func == "zeros"
     if isinstance(value, ast.ArrayLit):
         literal = _literal(fl, value)
         if isinstance(literal, ir.ConstArray):
@@ -74,22 +80,50 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
                                      "type or rank", value.span)
         if isinstance(literal, ir.ConstArray):
             expected = literal
-        else:                               # a − e must be all zeros
-            out = _accumulate(var, literal[2], "-=")
+        else:                               # `a → [x, 2x]`: a − [x, 2x] must be zeros
+            before = _literal_shape_check(fl, stmt, var, literal[0]) + \
+                _accumulate(var, literal[2], "-=")
     elif _array_named(fl, value) is not None and \
             ir.kind(_array_named(fl, value).type) == ir.kind(var.type):
         expected = ir.Read(_array_named(fl, value))
-    elif not (isinstance(value, ast.Call) and value.func == "zeros"):
+    elif not zeros:
         raise BackendUnsupported("the compiled backends deallocate arrays with "
                                  "`zeros(T, n…)`, an array literal or an array of the "
                                  "same type", value.span)
-    compared = None if isinstance(value, ast.Call) else _text(value)
-    # what the check compares with, for its message (llvm_errors._dealloc_array)
-    against = "zeros" if compared is None else "literal" if out else \
-        "array" if isinstance(expected, ir.Read) else shown
-    return out + [ir.Dealloc(var, expected, fl.site("dealloc_array", stmt.span,
-                                                    (stmt.name, compared, against,
-                                                     var.type.elem, var.type.ndim)))]
+    compared = None if zeros else _text(value)
+    # what the check compares with, for its message (llvm_errors._dealloc_array): for
+    # zeros, its element type and rank
+    against = ("zeros", value.args[0].type.scalar, len(value.args) - 1) if zeros else \
+        "literal" if before else "array" if isinstance(expected, ir.Read) else shown
+    site = fl.site("dealloc_array", stmt.span, (stmt.name, compared, against,
+                                                var.type.elem, var.type.ndim))
+    if site is None:                        # invcheck off: nothing to compare
+        return [ir.Dealloc(var, None if before else expected, None)]
+    if zeros:
+        shape = tuple(_checked_extent(fl, d) for d in value.args[1:])
+    return before + [ir.Dealloc(var, expected, site, shape)]
+
+
+def _literal_shape_check(fl, stmt: ast.Dealloc, var: ir.Var, extents: tuple) -> list:
+    """Fail, before `a → [x, 2x]` subtracts the literal from `a`, where a's extents
+    are not the literal's (they are compared as the interpreter compares values)."""
+    same = ir.Const(True, "bool")
+    for axis, n in enumerate(extents):
+        same = ir.Logic("&&", same, ir.Compare("==", ir.Dim(var, axis), ir.Const(n, "i64")))
+    site = fl.site("dealloc_shape", stmt.span, (stmt.name, _text(stmt.value), extents))
+    checked = ir.Var(f"{stmt.name}·extents", "i64")
+    return [ir.Alloc(checked, ir.Checked(ir.Const(0, "i64"), same, site, tuple(
+        ir.Dim(var, axis) for axis in range(min(var.type.ndim, 4))))),
+        ir.Dealloc(checked, None, None)]
+
+
+def _checked_extent(fl, node):
+    """An extent of `zeros(T, n…)`: an i64, checked not negative where evaluated."""
+    from .lower import _convert
+
+    extent = _convert(fl.int_expr(node), "i64")
+    return ir.Checked(extent, ir.Compare(">=", extent, ir.Const(0, "i64")),
+                      fl.error_site("zeros", node.span), (extent,))
 
 
 def array_argument(fl, arg, k: int, callee, func: str):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import ast, ir
 from .errors import RlangTypeError
-from .evaluate import is_number_literal
+from .evaluate import is_number_literal, view_text
 from .lower_complex_functions import complex_power
 from .lower_complex import Pair, complex_binary, complex_builtin, f64, load_pair, \
     negate, read_pair
@@ -37,7 +37,7 @@ def convert(value, t: str):
 def lower_expr(fl, node, literal_type: str | None = None):
     kind = type(node)
     if kind is ast.IntLit:
-        return _int_literal(node, literal_type)
+        return _int_literal(fl, node, node.value, literal_type)
     if kind is ast.FloatLit:
         if literal_type in SYSTEMS:
             return system_constant(float(node.value), literal_type, node.span)
@@ -66,17 +66,25 @@ def lower_expr(fl, node, literal_type: str | None = None):
                              "expressions yet", getattr(node, "span", None))
 
 
-def _int_literal(node, literal_type):
+def _int_literal(fl, node, value: int, literal_type):
+    """The integer literal `node` (of value `value`: a negated literal's node is the
+    negation) where rev's literal rule gives it `literal_type` (None: i64).  An i32
+    literal out of the i32 range fails where it is evaluated, as the interpreter's
+    does (rlang/evaluate.py `adapt_literal`)."""
     if literal_type in SYSTEMS:
-        return system_constant(node.value, literal_type, node.span)
-    if literal_type == "i32" and -(1 << 31) <= node.value < (1 << 31):
-        return ir.Const(node.value, "i32")
+        return system_constant(value, literal_type, node.span)
+    if literal_type == "i32":
+        if -(1 << 31) <= value < (1 << 31):
+            return ir.Const(value, "i32")
+        site = fl.error_site("message", node.span, (
+            f"the literal {view_text(node)}: {value} is out of the range of i32",))
+        return ir.Checked(ir.Const(0, "i32"), ir.Const(False, "bool"), site)
     if literal_type == "f32":
-        return ir.Const(float(node.value), "f32")
-    if node.value >= 1 << 63:
-        raise RlangTypeError(f"integer literal {node.value} is out of the range of i64",
+        return ir.Const(float(value), "f32")
+    if value >= 1 << 63:
+        raise RlangTypeError(f"integer literal {value} is out of the range of i64",
                              node.span)
-    return ir.Const(node.value, "i64")
+    return ir.Const(value, "i64")
 
 
 def _name(fl, node: ast.Name):
@@ -113,6 +121,8 @@ def _name(fl, node: ast.Name):
 def _unary(fl, node: ast.Unary, literal_type):
     if node.op == "-" and type(node.operand) is ast.IntLit and node.operand.value == 1 << 63:
         return ir.Const(-(1 << 63), "i64")
+    if node.op == "-" and type(node.operand) is ast.IntLit:
+        return _int_literal(fl, node, -node.operand.value, literal_type)
     if node.op == "-" and is_number_literal(node):
         if literal_type in SYSTEMS:
             inner = lower_expr(fl, node.operand)

@@ -76,6 +76,9 @@ class I32(int):
     def __repr__(self):
         return f"I32({int(self)})"
 
+    def __str__(self):                  # messages show an i32 as the number it is
+        return str(int(self))
+
 
 class F32(float):
     """An f32 value (a float rounded to single precision)."""

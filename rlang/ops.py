@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import RlangRuntimeError, RlangTypeError
 from .dual import Dual, parts, refuse_tangent
+from .ieee import float_div, float_pow
 from .numbers import F32, I32, Fixed, ULog
 from .primitives import complex_power
 from .types_rules import promote
@@ -101,16 +102,8 @@ def _truediv(a, b, span):
     x, y, kind = _promote(a, b, "/", span)
     if kind is complex:
         return x / y if y != 0 else complex(math.nan, math.nan)
-    result = _float_div(float(x), float(y))
+    result = float_div(float(x), float(y))
     return F32(result) if kind is F32 else result
-
-
-def _float_div(x: float, y: float) -> float:
-    if y == 0.0:
-        if x == 0.0 or math.isnan(x):
-            return math.nan
-        return math.copysign(math.inf, x) * math.copysign(1.0, y)
-    return x / y
 
 
 def _division_operands(op, a, b, span):
@@ -119,7 +112,7 @@ def _division_operands(op, a, b, span):
     if kind is complex:
         raise RlangTypeError(f"`{op}` is not defined for complex numbers", span)
     if kind in (I32, int) and y == 0:
-        raise RlangRuntimeError(f"integer division by zero: {a} {op} 0", span)
+        raise RlangRuntimeError(f"integer division by zero: {format_value(a)} {op} 0", span)
     return x, y, kind
 
 
@@ -128,7 +121,7 @@ def _floordiv(a, b, span):
     if kind in (I32, int):
         return _finish(x // y, kind)
     if y == 0.0:
-        result = _float_div(x, y) if x != 0.0 else math.nan
+        result = float_div(x, y) if x != 0.0 else math.nan
     elif not (math.isfinite(x) and math.isfinite(y)):
         with np.errstate(all="ignore"):
             result = float(np.floor_divide(x, y))
@@ -155,12 +148,7 @@ def _pow(a, b, span):
         return _finish(pow(x, y, 1 << 64), kind)
     if kind is complex:
         return complex_power(x, y)
-    try:
-        result = math.pow(x, y)
-    except (ValueError, OverflowError):   # poles and overflow: the IEEE answer
-        with np.errstate(all="ignore"):
-            result = float(np.power(x, y))
-    return _finish(result, kind)
+    return _finish(float_pow(x, y), kind)     # poles and overflow: the IEEE answer
 
 
 _ARITHMETIC = {"+": _add, "-": _sub, "*": _mul, "/": _truediv, "//": _floordiv, "%": _mod,
@@ -192,9 +180,12 @@ def _bitwise(op, a, b, span):
 
 
 def _compare(op, a, b, span):
+    """`a op b` for a comparison, in the operands' common type (NumPy's promotion, so
+    an i64 meets an f64 as a float, LANGUAGE.md §3)."""
     for value in (a, b):
         if type(value) not in _RANK:
             raise RlangTypeError(f"`{op}` cannot compare {a_type(value)}", span)
+    a, b, _ = _promote(a, b, op, span)
     if op == "==":
         return a == b
     if op == "!=":
@@ -226,13 +217,16 @@ def dual_binary(op: str, a, b, span):
     if op == "*":
         return a * b
     if op == "/":
-        return a / b if parts(b)[0] != 0 else Dual(_float_div(parts(a)[0], 0.0), 0.0)
+        return a / b if parts(b)[0] != 0 else Dual(float_div(parts(a)[0], 0.0), 0.0)
     if op == "**":
         return Dual(a) ** b if type(a) is not Dual else a ** b
-    if op == "//":
-        return Dual(math.floor(parts(a)[0] / parts(b)[0]))
-    if op == "%":
-        return a - b * math.floor(parts(a)[0] / parts(b)[0])
+    if op in ("//", "%"):               # piecewise: the quotient's derivative is 0
+        (x, dx), (y, dy) = parts(a), parts(b)
+        value = binary(op, x, y, span)
+        if op == "//":
+            return Dual(value)
+        with np.errstate(all="ignore"):     # ∂(a % b) = ∂a - ⌊a/b⌋ ∂b, as the rule says
+            return Dual(value, dx - dy * float(np.floor(float_div(x, y))))
     raise RlangTypeError(f"`{op}` needs integers or bools, got an f64", span)
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from . import ast
+from .values import format_float
 
 INDENT = "    "
 
@@ -164,13 +165,13 @@ def _build(expr, parts: list) -> tuple[str, int]:
 
 
 def _float(value) -> tuple[str, int]:
-    """A float literal: `repr` without the exponent's `+`; inf/nan as names."""
+    """A float literal: its shortest text (values.format_float); inf/nan as names."""
     value = float(value)
     if math.isnan(value):
         return "nan", _POSTFIX
     if math.isinf(value):
         return ("inf", _POSTFIX) if value > 0 else ("-inf", _UNARY)
-    text = repr(value).replace("e+", "e")
+    text = format_float(value)
     if "." not in text and "e" not in text:       # repr always has one; be safe
         text += ".0"
     return text, (_UNARY if math.copysign(1.0, value) < 0 else _POSTFIX)

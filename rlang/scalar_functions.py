@@ -19,6 +19,7 @@ import math
 
 from .dual import Dual, parts, refuse_tangent
 from .errors import RlangRuntimeError, RlangTypeError
+from .ieee import rule_at
 from .numbers import F32, I32, Fixed, ULog
 from .values import a_type, summarize, wrap_i64
 
@@ -54,7 +55,7 @@ def _dual_call(builtin, args, span):
     if builtin.partials is None:
         raise RlangTypeError(f"`{builtin.name}` has no derivative", span)
     value = float(builtin.forward(*values))
-    partials = builtin.partials(*values)
+    partials = rule_at(builtin.partials, values)
     return Dual(value, sum(float(p) * t for p, t in zip(partials, tangents) if p is not None))
 
 

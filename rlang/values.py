@@ -354,17 +354,19 @@ def _flatten(items):
 # ------------------------------------------------------------------- printing
 
 def format_float(x: float) -> str:
-    """Shortest text that reads back as exactly `x`: 17.0, 0.1, 1e-10, 1.5e300."""
+    """Shortest text that reads back as exactly `x`: 17.0, 0.1, 1e-5, 1.5e300 (Python's
+    repr without its exponent's `+` and leading zeros)."""
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return repr(x).replace("e+", "e")
+    mantissa, e, exponent = repr(x).partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else mantissa
 
 
 def format_f32(x: float) -> str:
     """Shortest text that reads back as the same single-precision value, in the style
-    of f64's (`0.1`, `1000000.0`, `1e-05`, `1.5e20`)."""
+    of f64's (`0.1`, `1000000.0`, `1e-5`, `1.5e20`)."""
     if not math.isfinite(x):
         return format_float(x)
     digits = np.format_float_scientific(np.float32(x), unique=True, trim="-")
@@ -373,8 +375,7 @@ def format_f32(x: float) -> str:
     if -4 <= power < 16:
         return format_float(float(np.format_float_positional(np.float32(x), unique=True,
                                                              trim="-")))
-    sign = "-" if power < 0 else ""
-    return f"{mantissa}e{sign}{abs(power):02d}"     # Python's style: 1e-05, 1.5e20
+    return f"{mantissa}e{power}"
 
 
 def format_value(value) -> str:

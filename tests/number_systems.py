@@ -135,6 +135,10 @@ end
 function to_ulog!(l!: ulog, x: f64)
     l! *= ulog(x)
 end
+function int_to_ulog!(l!: ulog, n: i64, k: i32)
+    l! *= ulog(n)
+    l! *= ulog(k)
+end
 function fixed_div!(q!: fixed, a: fixed, b: fixed)
     q! += a / b
 end
@@ -153,6 +157,8 @@ ERROR_CASES = [
     ("to_fixed!", [Fixed(0), 2e6]), ("to_fixed!", [Fixed(0), math.nan]),
     ("to_fixed!", [Fixed(0), -math.inf]), ("int_to_fixed!", [Fixed(0), 1 << 21]),
     ("to_ulog!", [ULog(0.0), -1.5]), ("to_ulog!", [ULog(0.0), math.nan]),
+    ("int_to_ulog!", [ULog(0.0), -1, 2]), ("int_to_ulog!", [ULog(0.0), 3, -(1 << 31)]),
+    ("int_to_ulog!", [ULog(0.0), -(1 << 53) - 1, 2]),     # shown exactly, not as a float
     ("fixed_div!", [Fixed(0), Fixed.from_value(1.0), Fixed(0)]),
     ("ulog_div!", [ULog(0.0), ULog(1.0), ULog(-math.inf)]),
     ("ulog_div_update!", [ULog(0.0), ULog(-math.inf)]),

@@ -29,7 +29,8 @@ from . import abi
 from .cuda_scalar import (  # noqa: F401
     CTXF_WORDS, ckc, cki, ckp, cvf_bool, cvi_bool, frame, inb, ldk1, ldk2, ldk3, rec)
 from .cuda_systems import (  # noqa: F401
-    NATIVE, SHARED, cdiffers, cvf_fixed, cvf_ulog, cvi_fixed, fxval, ldc1, ldc2, ldc3)
+    NATIVE, SHARED, cdiffers, cvf_fixed, cvf_ulog, cvi_fixed, cvi_ulog, fxval, ldc1, ldc2,
+    ldc3)
 from .cuda_fixed import fixed_divide as fxdiv, fixed_multiply as fxmul  # noqa: F401
 
 #: Words of a kernel's error buffer after the record: the order key (the thread's

@@ -443,11 +443,12 @@ class FunctionWriter(ExprWriter):
         if self.mode != "host":
             raise InternalError("array ancilla in device code")
         dims = [self.value(d) for d in stmt.dims]
-        site = self.module.add_site(ir.Site("zeros", None, self.fn.name, self.fn.inverse,
-                                            (var.name,)))
-        self.fail_if(" or ".join(f"({d} < 0)" for d in dims), site, dims)
-        memory = self.module.add_site(ir.Site("zeros_memory", None, self.fn.name,
-                                              self.fn.inverse, (var.name,)))
+        sites = stmt.sites or (self.module.add_site(ir.Site(
+            "memory", None, self.fn.name, self.fn.inverse, (var.name,))),) + \
+            (self.module.add_site(ir.Site("zeros", None, self.fn.name, self.fn.inverse)),) \
+            * len(dims)
+        for d, site in zip(dims, sites[1:]):        # as llvm_emit._array_size
+            self.fail_if(f"{d} < 0", site, [d])
         name = self.name(var)
         shape = f"({', '.join(dims)},)"
         if isinstance(stmt.value, ir.ConstArray):
@@ -459,7 +460,12 @@ class FunctionWriter(ExprWriter):
                       f".value('{var.type.elem}'))")
         else:
             self.emit(f"{name} = Arr.zeros({shape}, '{var.type.elem}')")
-        self.fail_if(f"{name} is None", memory, [f"nbytes({shape}, '{var.type.elem}')"])
+        self.emit(f"if {name} is None:")            # the shape for zeros' message
+        self.level += 1
+        for axis, d in enumerate(dims[:abi.ARRAY_DIMS] if stmt.sites else ()):
+            self.emit(f"ctx[{abi.CTX_SHAPE + axis}] = {d}")
+        self.fail(sites[0], [f"nbytes({shape}, '{var.type.elem}')"])
+        self.level -= 1
 
     def _dealloc(self, stmt: ir.Dealloc) -> None:
         var = stmt.var
@@ -474,18 +480,23 @@ class FunctionWriter(ExprWriter):
                 cname = f"C{len(self.program.constants)}_{ir.c_identifier(var.name)}"
                 self.program.constants[cname] = stmt.value
                 count = f"mismatches({name}, Arr.constant({cname}), {elem})"
-            else:
-                count = f"nonzeros({name}, {elem})"
+            else:                   # all zero, of zeros' extents where it gives them
+                zeros_shape = [self.value(d) for d in stmt.shape]
+                shape = f"({''.join(d + ', ' for d in zeros_shape)})" if stmt.shape \
+                    else "None"
+                count = f"nonzeros({name}, {elem}, {shape})"
             temp = self.fresh("n")
             self.emit(f"{temp} = {count}")
             # what the message shows (llvm_errors._dealloc_array): not for `a → [x, 2x]`
             recorded = self.module.sites[stmt.site].detail[2] != "literal" and \
-                var.type.ndim <= abi.ARRAY_DIMS
+                max(var.type.ndim, len(stmt.shape)) <= abi.ARRAY_DIMS
             self.emit(f"if {temp} != 0:")
             self.level += 1
             if recorded:
                 other = self.name(stmt.value.var) if isinstance(stmt.value, ir.Read) else None
                 self.emit(f"record_arrays(ctx, {elem}, {name}, {other})")
+                for axis, d in enumerate(zeros_shape if stmt.shape else ()):
+                    self.emit(f"ctx[{abi.CTX_EXPECTED_SHAPE + axis}] = {d}")
             self.fail(stmt.site, [temp, str(int(recorded))])
             self.level -= 1
             return

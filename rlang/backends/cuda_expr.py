@@ -82,17 +82,32 @@ def record_args(ints=(), floats=()) -> str:
     return ", ".join(ints + floats)
 
 
+#: The deepest expression the cuda backend writes: each level can cost up to three
+#: parentheses of generated Python, whose parser allows 200.
+MAX_NESTING = 60
+
+
 class ExprWriter:
     """Expression text; subclasses provide `read(var)` and `part(var, field)` (a
     scalar variable, a part of a complex one), `array(var)` (the text of an array
     variable's data), `span` and `fresh()`."""
+
+    nesting = 0         # how deep in an expression `expr` is writing
 
     def expr(self, e) -> str:
         method = getattr(self, "_e_" + type(e).__name__.lower(), None)
         if method is None:
             raise BackendUnsupported(f"the cuda backend does not handle "
                                      f"{type(e).__name__} expressions yet", self.span)
-        return method(e)
+        if self.nesting >= MAX_NESTING:     # Python's parser stops at 200 parentheses
+            raise BackendUnsupported(f"the cuda backend writes expressions nested at most "
+                                     f"{MAX_NESTING} deep (its kernels are generated "
+                                     f"Python); split this one with ancillas", self.span)
+        self.nesting += 1
+        try:
+            return method(e)
+        finally:
+            self.nesting -= 1
 
     def wrap(self, text: str, t: str) -> str:
         helper = _WRAP.get(t)
@@ -282,8 +297,11 @@ class ExprWriter:
         the conversion's site (cuda_systems.py)."""
         tail = f"{e.site}, ctx, ctxf"
         checked = e.site is not None
+        if e.type == "ulog" and checked:        # the failure shows an integer as one
+            return f"cvi_ulog(ci({x}), {tail})" if source in _INTEGERS else \
+                f"cvf_ulog(f64({x}), {tail})"
         if e.type == "ulog":
-            return f"cvf_ulog(f64({x}), {tail})" if checked else f"b_log(f64({x}))"
+            return f"b_log(f64({x}))"
         if source in _INTEGERS:
             return f"cvi_fixed(ci({x}), {tail})" if checked else f"w64(ci({x}) * ONE_RAW)"
         return f"cvf_fixed(f64({x}), {tail})" if checked else f"fxof(f64({x}))"

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import abi
 from ..ir import ArrayType, representation
+from ..values import wrap_i64
 from .cuda_scalar import CTXF_WORDS, namespace as scalar_namespace
 
 #: The NumPy dtype of each element type, as arguments and results hold it (a fixed
@@ -282,9 +283,12 @@ def from_box(box):
     return complex(parts[0], parts[1]) if len(parts) == 2 else float(parts[0])
 
 
-def nonzeros(array: Arr, elem: str) -> int:
+def nonzeros(array: Arr, elem: str, shape=None) -> int:
     """How many elements are not zero (floats and complex numbers: not within the
-    tolerance; a ulog zero is the logarithm −inf)."""
+    tolerance; a ulog zero is the logarithm −inf); with `shape`, arrays of another
+    shape count as all different."""
+    if shape is not None and tuple(shape) != array.shape:
+        return max(1, array.size)
     zero = np.full(array.shape, -np.inf if elem == "ulog" else 0, dtype=DTYPES[elem])
     return _differing(array.value(elem), zero)
 
@@ -326,10 +330,12 @@ def _differing(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def nbytes(shape, elem: str) -> int:
+    """The bytes of an array of `shape`, wrapped to an int64 as compiled code's are
+    (it goes into the error record)."""
     count = 1
     for n in shape:
         count *= n
-    return count * np.dtype(DTYPES[elem]).itemsize
+    return wrap_i64(count * np.dtype(DTYPES[elem]).itemsize)
 
 
 def host_namespace(sites, out=None) -> dict:

@@ -22,7 +22,8 @@ import math
 import numpy as np
 
 from ..checks import ATOL
-from ..ops import _float_div, binary
+from ..ieee import float_div
+from ..ops import binary
 from ..primitives import BUILTINS
 from . import abi
 
@@ -58,7 +59,7 @@ def fmul(x, y):
 
 
 def fdiv(x, y):
-    return _float_div(float(x), float(y))
+    return float_div(float(x), float(y))
 
 
 def ffdiv(x, y):

@@ -71,6 +71,14 @@ def cvf_fixed(x, site, ctx, ctxf):
 
 # ------------------------------------------------------------------- ulog
 
+def cvi_ulog(n, site, ctx, ctxf):
+    """The logarithm of ulog(n) for an integer n ≥ 0, or the failure is recorded
+    with n itself (the message shows the integer)."""
+    if n < 0:
+        rec(ctx, ctxf, site, n, 0, 0, 0, 0.0, 0.0, 0.0, 0.0)
+    return b_log(n * 1.0)
+
+
 def cvf_ulog(x, site, ctx, ctxf):
     """The logarithm of ulog(x): x ≥ 0 (0 gives −inf), or the failure is recorded."""
     if not x >= 0.0:
@@ -108,7 +116,7 @@ def ldc3(a, i, j, k, part, site, ctx, ctxf):
 
 
 #: The helpers above that Numba compiles for GPUs as they are.
-SHARED = ("fxval", "cvi_fixed", "cvf_fixed", "cvf_ulog", "cdiffers", "ldc1", "ldc2", "ldc3")
+SHARED = ("fxval", "cvi_fixed", "cvf_fixed", "cvi_ulog", "cvf_ulog", "cdiffers", "ldc1", "ldc2", "ldc3")
 #: The helpers with GPU versions of their own (cuda_device.py).
 NATIVE = ("fxmul", "fxdiv", "fxof")
 

@@ -52,17 +52,26 @@ SMALL_ARRAY_BYTES = 4096
 
 
 class AncillaEmitter:
-    def _allocate_heap(self, var: ir.Var, count, size):
-        """Zeroed memory from calloc; failing to get it is an error of the program."""
-        data = self.builder.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
-                                 [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
-        failed = self.builder.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
-        self.fail_if(self.builder.and_(failed, self.builder.icmp_signed(
-            ">", size, ll.Constant(I64, 0))), self.module.add_site(ir.Site(
-                "zeros_memory", None, self.fn.name, self.fn.inverse, (var.name,))), [size])
+    def _allocate_heap(self, var: ir.Var, count, size, site: int, dims=()):
+        """Zeroed memory from calloc; failing to get it is an error of the program,
+        reported at `site` (with the extents `dims` recorded, for its message)."""
+        b = self.builder
+        data = b.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
+                      [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
+        failed = b.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
+        self.fail_if(b.and_(failed, b.icmp_signed(">", size, ll.Constant(I64, 0))), site,
+                     [size], record=self.shape_recorder(dims))
         return data
 
-    def _allocate_small_or_heap(self, var: ir.Var, count, size):
+    def shape_recorder(self, dims):
+        """A `record` for fail_if that stores the extents `dims` in the error record's
+        shape words (None for none; the first abi.ARRAY_DIMS of more)."""
+        def record():
+            for axis, d in enumerate(dims[:abi.ARRAY_DIMS]):
+                self.builder.store(d, self.ctx_word(abi.CTX_SHAPE + axis))
+        return record if dims else None
+
+    def _allocate_small_or_heap(self, var: ir.Var, count, size, site: int, dims=()):
         """Zeroed memory on the stack when `size` is at most SMALL_ARRAY_BYTES, from
         the heap otherwise; which one is remembered for the deallocation (Note [Small
         array ancillas])."""
@@ -88,7 +97,7 @@ class AncillaEmitter:
         stack_block = b.block
         b.branch(done)
         b.position_at_end(heap_block)
-        heap = self._allocate_heap(var, count, size)
+        heap = self._allocate_heap(var, count, size, site, dims)
         heap_end = b.block
         b.branch(done)
         b.position_at_end(done)
@@ -136,18 +145,15 @@ class AncillaEmitter:
             count = ll.Constant(I64, 1)
             for extent in shape:
                 count = self.builder.mul(count, extent)
+            zeros_shape = [self.expr(d) for d in stmt.shape]    # `a → zeros(T, n…)`
             if isinstance(stmt.value, ir.Read):
                 nonzero = self.count_mismatches(var, stmt.value.var)
-            elif isinstance(stmt.value, ir.ConstArray):
-                nonzero = self.builder.call(self.mismatch_count_function(var.type.elem),
-                                            [data, self.constant_data(stmt.value), count])
-            elif var.type.elem == "complex":     # all zero: both parts of every one
-                doubles = self.builder.bitcast(data, F64.as_pointer())
-                nonzero = self.builder.call(self.nonzero_count_function("f64"), [
-                    doubles, self.builder.mul(count, ll.Constant(I64, 2))])
             else:
-                nonzero = self.builder.call(self.nonzero_count_function(var.type.elem),
-                                            [data, count])
+                expected = zeros_shape if stmt.shape else \
+                    [ll.Constant(I64, n) for n in stmt.value.shape] \
+                    if isinstance(stmt.value, ir.ConstArray) else shape
+                nonzero = self.count_with_shape(shape, expected, lambda: (
+                    self._count_differences(stmt, data, count)))
             against = self.module.sites[stmt.site].detail[2]
 
             def record_both():      # what the message shows (llvm_errors._dealloc_array)
@@ -155,8 +161,10 @@ class AncillaEmitter:
                 if against == "array":
                     self.record_array_items(stmt.value.var, abi.CTX_EXPECTED_ITEMS,
                                             abi.CTX_EXPECTED_SHAPE)
+                for axis, d in enumerate(zeros_shape):
+                    self.builder.store(d, self.ctx_word(abi.CTX_EXPECTED_SHAPE + axis))
             record = record_both if against != "literal" and \
-                var.type.ndim <= abi.ARRAY_DIMS else None
+                max(var.type.ndim, len(stmt.shape)) <= abi.ARRAY_DIMS else None
             self.fail_if(self.builder.icmp_signed("!=", nonzero, ll.Constant(I64, 0)),
                          stmt.site, [nonzero, ll.Constant(I64, int(record is not None))],
                          record=record)
@@ -182,29 +190,55 @@ class AncillaEmitter:
                 offset = b.add(offset, b.mul(index, strides[axis]))
             b.store(b.load(b.gep(data, [offset])), b.gep(items, [i]))
 
+    def _count_differences(self, stmt: ir.Dealloc, data, count):
+        """How many of the `count` elements at `data` differ from the ConstArray
+        `stmt.value`, or (no value) are not zero."""
+        var, b = stmt.var, self.builder
+        if isinstance(stmt.value, ir.ConstArray):
+            return b.call(self.mismatch_count_function(var.type.elem),
+                          [data, self.constant_data(stmt.value), count])
+        if var.type.elem == "complex":     # all zero: both parts of every one
+            return b.call(self.nonzero_count_function("f64"), [
+                b.bitcast(data, F64.as_pointer()), b.mul(count, ll.Constant(I64, 2))])
+        return b.call(self.nonzero_count_function(var.type.elem), [data, count])
+
+    def count_with_shape(self, shape, expected, count_same):
+        """`count_same()` (emitted code: a count of differing elements) where the
+        extents `shape` are `expected`, else 1: arrays of different shapes differ."""
+        b = self.builder
+        if len(shape) != len(expected):
+            return ll.Constant(I64, 1)
+        same_shape = ll.Constant(I1, 1)
+        for n, m in zip(shape, expected):
+            same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
+        count = self.entry_alloca(I64, "differences")
+        with b.if_else(same_shape) as (then, otherwise):
+            with then:
+                b.store(count_same(), count)
+            with otherwise:
+                b.store(ll.Constant(I64, 1), count)
+        return b.load(count)
+
     def count_mismatches(self, var: ir.Var, other: ir.Var):
         """How many elements of two arrays of one type differ (the check equality);
         arrays of different shapes count as all different."""
         b = self.builder
         _, shape, _ = self.array_parts(var)
         _, other_shape, _ = self.array_parts(other)
-        count = self.entry_alloca(I64, "mismatches")
-        b.store(ll.Constant(I64, 0), count)
-        same_shape = ll.Constant(I1, 1)
-        for n, m in zip(shape, other_shape):
-            same_shape = b.and_(same_shape, b.icmp_signed("==", n, m))
-        with b.if_else(same_shape) as (then, otherwise):
-            with then:
-                def add_mismatch(pointer, other_pointer):
-                    x = self.from_storage(b.load(pointer), var.type.elem)
-                    y = self.from_storage(b.load(other_pointer), var.type.elem)
-                    differs = self.values_differ(x, y, var.type.elem)
-                    b.store(b.add(b.load(count), b.zext(differs, I64)), count)
 
-                self.over_elements(var, other, add_mismatch)
-            with otherwise:
-                b.store(ll.Constant(I64, 1), count)
-        return b.load(count)
+        def count_same():
+            count = self.entry_alloca(I64, "mismatches")
+            b.store(ll.Constant(I64, 0), count)
+
+            def add_mismatch(pointer, other_pointer):
+                x = self.from_storage(b.load(pointer), var.type.elem)
+                y = self.from_storage(b.load(other_pointer), var.type.elem)
+                differs = self.values_differ(x, y, var.type.elem)
+                b.store(b.add(b.load(count), b.zext(differs, I64)), count)
+
+            self.over_elements(var, other, add_mismatch)
+            return b.load(count)
+        return self.count_with_shape(shape, other_shape, count_same)
 
     def copy_elements(self, var: ir.Var, source: ir.Var) -> None:
         """Copy every element of `source` into the array `var` of the same shape."""

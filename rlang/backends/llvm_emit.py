@@ -486,19 +486,12 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         ndim = var.type.ndim
         desc = self.results.get(var) or self.entry_alloca(descriptor_type(ndim), var.name)
         dims = [self.expr(d) for d in stmt.dims]
-        negative = ll.Constant(I1, 0)
-        count = ll.Constant(I64, 1)
-        for d in dims:
-            negative = self.builder.or_(negative, self.builder.icmp_signed("<", d,
-                                                                          ll.Constant(I64, 0)))
-            count = self.builder.mul(count, d)
-        self.fail_if(negative, self.module.add_site(ir.Site(
-            "zeros", None, self.fn.name, self.fn.inverse, (var.name,))), dims[:4])
-        size = self.builder.mul(count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem]))
+        memory, count, size = self._array_size(stmt, dims)
+        shown = dims if stmt.sites else ()
         if var in self.stack_arrays:
-            data = self._allocate_small_or_heap(var, count, size)
+            data = self._allocate_small_or_heap(var, count, size, memory, shown)
         else:
-            data = self._allocate_heap(var, count, size)
+            data = self._allocate_heap(var, count, size, memory, shown)
         self.fill_descriptor(desc, data, dims)
         if isinstance(stmt.value, ir.ConstArray):
             memcpy = self.runtime("memcpy", I8.as_pointer(),
@@ -514,6 +507,34 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
                               "fill") as i:
                 self.builder.store(ll.Constant(F64, float("-inf")), self.builder.gep(typed, [i]))
         self.slots[var] = desc
+
+    def _array_size(self, stmt: ir.Alloc, dims):
+        """Check the extents of a new array (none negative; the size in bytes fits an
+        int64, as NumPy requires, the zero extents aside) and return (the site of a
+        failed allocation, the element count, the size in bytes).  The failures are
+        the interpreter's errors at the sites of `zeros(T, n…)` (ir.Alloc.sites);
+        the allocation's failure records the shape for its message."""
+        b = self.builder
+        sites = stmt.sites or (self.module.add_site(ir.Site(
+            "memory", None, self.fn.name, self.fn.inverse, (stmt.var.name,))),) + \
+            (self.module.add_site(ir.Site("zeros", None, self.fn.name, self.fn.inverse)),) \
+            * len(dims)
+        for d, site in zip(dims, sites[1:]):
+            self.fail_if(b.icmp_signed("<", d, ll.Constant(I64, 0)), site, [d])
+        count, nonzero = ll.Constant(I64, 1), ll.Constant(I64, 1)
+        overflow = ll.Constant(I1, 0)
+        item = ll.Constant(I64, abi.ITEM_BYTES[stmt.var.type.elem])
+        for factor in [*dims, item]:
+            one_if_zero = b.select(b.icmp_signed("==", factor, ll.Constant(I64, 0)),
+                                   ll.Constant(I64, 1), factor)
+            product = b.smul_with_overflow(nonzero, one_if_zero)
+            nonzero = b.extract_value(product, 0)
+            overflow = b.or_(overflow, b.extract_value(product, 1))
+            count = b.mul(count, factor) if factor is not item else count
+        size = b.mul(count, item)
+        self.fail_if(overflow, sites[0], [size],
+                     record=self.shape_recorder(dims if stmt.sites else ()))
+        return sites[0], count, size
 
     def _dealloc(self, stmt: ir.Dealloc) -> None:
         self._deallocate(stmt)

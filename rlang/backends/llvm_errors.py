@@ -39,6 +39,8 @@ def error_from_context(ctx, sites, max_depth: int, frame_locals=()):
             shapes = ([ctx[abi.CTX_SHAPE + k] for k in range(abi.ARRAY_DIMS)],
                       [ctx[abi.CTX_EXPECTED_SHAPE + k] for k in range(abi.ARRAY_DIMS)])
             error = _dealloc_array(site, ints, recorded, shapes)
+    elif site.kind == "zeros_memory":
+        error = _zeros_memory(site, [ctx[abi.CTX_SHAPE + k] for k in range(abi.ARRAY_DIMS)])
     else:
         error = _BUILD[site.kind](site, ints, floats, max_depth)
     head, tail, left_out = abi.recorded_calls(
@@ -164,7 +166,10 @@ def _dealloc_array(site, ints, recorded, shapes):
     """`a → e` of an array: the interpreter's message (check_dealloc) from the first
     elements and the extents the failure recorded (ints[1] = 1); where it recorded
     none (`a → [x, 2x]`, checked by subtracting the literal, or more than
-    abi.ARRAY_DIMS axes), the number of elements that differ (ints[0])."""
+    abi.ARRAY_DIMS axes), the number of elements that differ (ints[0]).  `against`
+    is what `e` is: ("zeros", T, rank) for `zeros(T, n…)` (its extents recorded as
+    the expected shape), "array", "literal" (variable elements) or the ir.ConstArray
+    of a constant literal."""
     name, compared, against, elem, ndim = site.detail
     if ints[1] != 1:
         if compared is None:
@@ -175,11 +180,13 @@ def _dealloc_array(site, ints, recorded, shapes):
     import numpy as np
 
     shape = tuple(shapes[0][:ndim])
-    dtype = np.dtype(abi.ITEM_DTYPES[elem])
-    if against == "zeros":
-        zero = np.full(min(abi.STACK_ITEMS, math.prod(shape)), -math.inf if elem == "ulog" else 0,
-                       dtype)
-        expected = summarize_array_start(rev_array(zero, elem), shape)
+    if isinstance(against, tuple):
+        _, zeros_elem, zeros_ndim = against
+        zeros_shape = tuple(shapes[1][:zeros_ndim])
+        zero = np.full(min(abi.STACK_ITEMS, math.prod(zeros_shape)),
+                       -math.inf if zeros_elem == "ulog" else 0,
+                       np.dtype(abi.ITEM_DTYPES[zeros_elem]))
+        expected = summarize_array_start(rev_array(zero, zeros_elem), zeros_shape)
     elif against == "array":
         expected = _recorded_array(elem, tuple(shapes[1][:ndim]), recorded[1])
     else:                   # an ir.ConstArray, as written (its type may differ)
@@ -291,6 +298,12 @@ def _depth(site, ints, floats, max_depth):
                              "recursion?)", site.span)
 
 
+def _message(site, ints, floats, _):
+    """An error whose whole message is known when the code is made (an i32 literal
+    out of range)."""
+    return RlangRuntimeError(site.detail[0], site.span)
+
+
 def _assert(site, ints, floats, _):
     cond, message = site.detail
     text = f"assertion failed: {cond}" + (f": {message}" if message is not None else "")
@@ -356,15 +369,33 @@ def _size_dimension(site, ints, floats, _):
                              site.span)
 
 
+def _dealloc_shape(site, ints, floats, _):
+    """`a → [x, 2x]` where a has other extents than the literal."""
+    name, literal, extents = site.detail
+    shape = tuple(ints[:len(extents)])
+    return ReversibilityError(f"deallocation check failed: {name} has shape {shape}, "
+                              f"expected `{literal}` of shape {extents}", site.span)
+
+
 def _zeros(site, ints, floats, _):
-    bad = next((n for n in ints if n < 0), ints[0])
-    return RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, got {bad}",
+    return RlangRuntimeError(f"`zeros`: a dimension must be a non-negative integer, "
+                             f"got {ints[0]}", site.span)
+
+
+def _zeros_memory(site, shape_words):
+    """`zeros(T, n…)` that could not be allocated: the interpreter's message, with the
+    shape the failure recorded."""
+    _, ndim = site.detail
+    shape = tuple(shape_words[:ndim]) if ndim <= abi.ARRAY_DIMS else \
+        "(" + ", ".join(map(str, shape_words)) + f", … ({ndim} extents))"
+    return RlangRuntimeError(f"`zeros`: cannot allocate an array of shape {shape}", site.span)
+
+
+def _memory(site, ints, floats, _):
+    """An array the compiled code makes for itself (a gradient's shadow) that could not
+    be allocated."""
+    return RlangRuntimeError(f"cannot allocate {ints[0]} bytes for `{site.detail[0]}`",
                              site.span)
-
-
-def _zeros_memory(site, ints, floats, _):
-    return RlangRuntimeError(f"`zeros`: cannot allocate {ints[0]} bytes for "
-                             f"`{site.detail[0]}`", site.span)
 
 
 _BUILD = {
@@ -374,10 +405,10 @@ _BUILD = {
     "dealloc_array": _dealloc_array, "argument": _argument, "argument_array": _argument_array,
     "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
-    "zeros_memory": _zeros_memory, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
+    "memory": _memory, "dealloc_shape": _dealloc_shape, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
     "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
     "pop_zero": _pop_zero, "stack_memory": _stack_memory, "swap_shape": _swap_shape,
-    "size_dimension": _size_dimension,
+    "size_dimension": _size_dimension, "message": _message,
 }
 
 

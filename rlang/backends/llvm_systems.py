@@ -86,8 +86,10 @@ def convert_to_system(em, e, x, source: str):
         em.fail_if(b.not_(inside), e.site, [wide])
         return b.shl(wide, ll.Constant(I64, FRACTION_BITS))
     value = em.to_f64(x, source)
-    if e.type == "ulog":
-        em.fail_if(b.not_(b.fcmp_ordered(">=", value, ll.Constant(F64, 0.0))), e.site, [value])
+    if e.type == "ulog":                # the failure shows an integer as one
+        shown = value if source in ("f32", "f64") else \
+            b.sext(x, I64) if source == "i32" else b.zext(x, I64) if source == "bool" else x
+        em.fail_if(b.not_(b.fcmp_ordered(">=", value, ll.Constant(F64, 0.0))), e.site, [shown])
         return em.call_math("log", [value])
     inside = b.and_(b.fcmp_ordered(">=", value, ll.Constant(F64, -float(FIXED_LIMIT))),
                     b.fcmp_ordered("<", value, ll.Constant(F64, float(FIXED_LIMIT))))

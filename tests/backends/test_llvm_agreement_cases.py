@@ -167,3 +167,82 @@ def test_a_constant_array_shown_by_name():
             assert rlang.loads(source, backend=backend)["f!"](0.0) == (2.0,)
         printed.append(out.getvalue())
     assert printed[0] == printed[1] == "W = [1.0, 2.0, 3.0]\n[1.0, 2.0, 3.0]\n"
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("k + 5000000000", "the literal 5000000000: 5000000000 is out of the range of i32"),
+    ("k - 2147483648", "the literal 2147483648: 2147483648 is out of the range of i32"),
+    ("k * -2147483649", "the literal -2147483649: -2147483649 is out of the range of i32"),
+    ("k & 4294967295", "the literal 4294967295: 4294967295 is out of the range of i32"),
+    ("k - (-2147483648)", None),        # in range: -2^31 - -2^31 ... wraps as i32
+    ("k + 2147483647", None),
+])
+def test_an_i32_operand_makes_an_integer_literal_i32_or_fails_where_evaluated(expression,
+                                                                            error):
+    # llvm typed an out-of-range literal next to an i32 as an i64 and widened the sum;
+    # the interpreter (NumPy 2's rule) fails there, and only when it gets there
+    source = (f"function f(y!: i32, k: i32, go: bool)\n    if (go, ~)\n"
+              f"        y! += {expression}\n    end\nend\n")
+    for backend in ("interp", "llvm"):
+        assert rlang.loads(source, backend=backend).f(0, 1, False) == (0, 1, False)
+    if error is None:
+        results = [rlang.loads(source, backend=b).f(0, 1, True) for b in ("interp", "llvm")]
+        assert results[0] == results[1]
+        return
+    messages = _errors(source, lambda m: m.f(0, 1, True), rlang.RlangRuntimeError)
+    assert messages[1] == messages[0]
+    assert messages[0] == f"<string>:3:19: {error}"
+
+
+@pytest.mark.parametrize("k, x", [(2 ** 53 + 1, 2.0 ** 53), (2 ** 53 + 1, 2.0 ** 53 + 2),
+                                  (-(2 ** 63), -(2.0 ** 63)), (3, 2.5)])
+def test_an_integer_meets_a_float_in_a_comparison_as_a_float(k, x):
+    # the interpreter compared exactly (Python's int/float comparison), llvm as NumPy
+    # does, converting the integer (LANGUAGE.md §3: mixed arithmetic promotes int → float)
+    source = ("function f(e!: bool, l!: bool, g!: bool, m!: bool, k: i64, x: f64)\n"
+              "    e! ^= k == x\n    l! ^= k < x\n    g! ^= k >= x\n"
+              "    m! ^= min(k, x) == k\nend\n")
+    results = [rlang.loads(source, backend=b).f(False, False, False, False, k, x)
+               for b in ("interp", "llvm")]
+    assert results[0] == results[1]
+    as_float = float(k)
+    assert results[0][:3] == (as_float == x, as_float < x, as_float >= x)
+
+
+def test_an_i32_division_by_zero_shows_the_dividend_as_a_literal():
+    source = "function f(y!: i32, a: i32, b: i32)\n    y! += a // b\nend\n"
+    messages = _errors(source, lambda m: m.f(0, 5, 0), rlang.RlangRuntimeError)
+    assert messages[1] == messages[0]
+    assert "integer division by zero: 5 // 0" in messages[0]
+
+
+def test_two_functions_of_one_compiled_name_are_refused_not_confused(tmp_path):
+    # `g!` and `g_` are both `g_` in generated code: llvm called g_ for g! (and
+    # recursed to the call-depth limit); `rlang compile` kept one without a word
+    source = ("function g!(x: f64)\n    x += 1.0\nend\n"
+              "function g_(x: f64)\n    x += 2.0\n    g!(x)\nend\n")
+    assert rlang.loads(source).g_(0.0) == (3.0,)            # "auto": the interpreter
+    with pytest.raises(BackendUnsupported, match="the functions `g_` and `g!` have the "
+                       "same name in compiled code"):
+        rlang.loads(source, backend="llvm").g_(0.0)
+    assert rlang.loads(source, backend="llvm")["g!"](0.0) == (1.0,)
+    from rlang.entries import entries_of
+    from rlang.loader import loads_unit
+
+    _, skipped = entries_of(loads_unit(source), True)
+    assert skipped == [("g_", "`g!` has the same name in compiled code (`g_`)")]
+
+
+@pytest.mark.parametrize("statement", [
+    "HADAMARD(x, y)", "ROT(x, y, 0.5)", "IROT(f, g, 0.5)", "FLIP(x)", "SWAP(x, f)",
+    "b += true", "HADAMARD(f, g)"])
+def test_instruction_type_errors_say_what_the_interpreter_says(statement):
+    # llvm types statements when it compiles them and said "needs float views, got
+    # i64" where the interpreter, running them, says "needs float operands, got an i64"
+    source = f"function t(x: i64, y: i64, b: bool, f: f64, g: f32)\n    {statement}\nend\n"
+    errors = []
+    for backend in ("interp", "llvm"):
+        with pytest.raises(rlang.RlangTypeError) as info:
+            rlang.loads(source, backend=backend).t(1, 2, True, 1.5, 2.5)
+        errors.append(info.value)
+    assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)

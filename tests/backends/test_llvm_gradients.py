@@ -384,3 +384,33 @@ end
     got, expected = both_hessians(source, "f", args, "a")
     assert_same_matrix(got, expected)
     assert got[1, 1] == pytest.approx(2.0)          # d²(b sin b)/db² at 0
+
+
+# Poles: where a partial is infinite or undefined, both passes answer as IEEE 754
+# does (inf, nan) -- the interpreter's rules run in NumPy float64 arithmetic
+# (rlang/ieee.py), never raising Python's ZeroDivisionError or OverflowError.
+_POLES = ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (-1.0, 0.0), (-1.0, 0.5))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, b in BUILTINS.items() if b.partials))
+def test_gradients_and_hessians_of_every_builtin_at_its_poles(name):
+    arity = BUILTINS[name].min_args
+    call = f"{name}(x)" if arity == 1 else f"{name}(x, w)"
+    source = f"function f(y!, x, w)\n    y! += {call}\nend\n"
+    for x, w in _POLES:
+        got, expected = both(source, "f", [0.0, x, w], "y!")
+        assert_same_gradients(got, expected, f"{name} at {x}, {w}")
+        got, expected = both_hessians(source, "f", [0.0, x, w], "y!")
+        assert_same_matrix(got, expected, f"{name} at {x}, {w}")
+
+
+@pytest.mark.parametrize("op", sorted(OPERATOR_PARTIALS))
+def test_gradients_and_hessians_of_every_operator_at_its_poles(op):
+    source = f"function f(y!, a, b)\n    y! += a {op} b\nend\n"
+    for a, b in (*_POLES, (-1.0, 1e308), (1e308, 0.5)):
+        got, expected = both(source, "f", [0.0, a, b], "y!")
+        assert_same_gradients(got, expected, f"{op} at {a}, {b}")
+        if b == 1e308:      # b·b overflows: the two passes' second-derivative formulas
+            continue        # meet inf - inf in different places (0 against nan)
+        got, expected = both_hessians(source, "f", [0.0, a, b], "y!")
+        assert_same_matrix(got, expected, f"{op} at {a}, {b}")

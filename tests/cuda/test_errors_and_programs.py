@@ -27,6 +27,8 @@ from rlang.types_rules import BackendUnsupported
 from agreement import assert_same_error, copy, kernel_error, same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+from array_extents import CASES as EXTENT_CASES, COMPILED_MESSAGES as EXTENT_MESSAGES, \
+    PROGRAM as EXTENTS  # noqa: E402
 from generators import cases  # noqa: E402
 from number_systems import agree, magnitude  # noqa: E402
 from systems import system_cases  # noqa: E402
@@ -314,3 +316,36 @@ def test_failed_array_deallocations_show_the_arrays(name, args):
     got, expected = kernel_error(COPIES, lambda m: m[name](*copy(args)))
     assert_same_error(got, expected)
     assert "expected [[" in str(got) or "shape (4, 3))" in str(got)
+
+
+@pytest.mark.parametrize("name, args, message", EXTENT_CASES, ids=[
+    f"{c[0]}-{'-'.join(map(str, c[1]))}" for c in EXTENT_CASES])
+def test_array_extents_end_as_on_the_interpreter(name, args, message):
+    """tests/array_extents.py on the cuda backend's host code: deallocation checks
+    compare shapes; a failed or impossible allocation is the interpreter's error."""
+    outcomes = []
+    for backend in ("interp", "cuda"):
+        try:
+            outcomes.append(rlang.loads(EXTENTS, backend=backend)[name](*args))
+        except rlang.RlangError as error:
+            outcomes.append(error)
+    expected, got = outcomes
+    if message is None:
+        assert got == expected
+    elif name in EXTENT_MESSAGES:
+        assert (type(got), got.message, got.span) == (
+            type(expected), EXTENT_MESSAGES[name], expected.span)
+    else:
+        assert expected.message.startswith(message)
+        assert_same_error(got, expected)
+
+
+def test_an_expression_deeper_than_generated_python_allows_is_refused():
+    # 101 terms made generated code Python could not parse: an internal SyntaxError
+    deep = "function f(x)\n    x += " + " + ".join(["1"] * 101) + "\nend\n"
+    assert rlang.loads(deep, backend="interp").f(0) == (101,)
+    with pytest.raises(BackendUnsupported, match="nested at most 60 deep") as info:
+        rlang.loads(deep, backend="cuda").f(0)
+    assert info.value.span is not None
+    shallow = "function f(x)\n    x += " + " + ".join(["1"] * 50) + "\nend\n"
+    assert rlang.loads(shallow, backend="cuda").f(0) == (50,)

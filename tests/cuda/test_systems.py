@@ -256,6 +256,12 @@ function ulog_sub(l: ulog[:], a: ulog[:], b: ulog[:])
     end
 end
 
+function int_to_ulog(l: ulog[:], n: i64[:])
+    @parallel for i = 0:length(l) - 1
+        l[i] *= ulog(n[i])
+    end
+end
+
 function ulog_div(l: ulog[:], b: ulog[:])
     @parallel for i = 0:length(l) - 1
         l[i] /= b[i]
@@ -278,6 +284,7 @@ FAILING_CASES = [
     ("to_fixed", [fixed_array(np.zeros(6)), np.array([0.5, 1.0, 1.5, 2e6, np.nan, 1.0])], 3),
     ("to_fixed", [fixed_array(np.zeros(4)), np.array([0.5, np.nan, -np.inf, 1.0])], 1),
     ("to_ulog", [ulog_array(np.ones(5)), np.array([0.5, 0.0, 2.0, -1.5, 1.0])], 3),
+    ("int_to_ulog", [ulog_array(np.ones(4)), np.array([2, 0, -(1 << 53) - 1, 1])], 2),
     ("ulog_sub", [ulog_array(np.ones(4)), ulog_array([3.0, 2.0, 1.0, 0.5]),
                   ulog_array([1.0, 1.0, 2.0, 1.0])], 2),
     ("ulog_div", [ulog_array(np.ones(4)), ulog_array([1.0, 0.0, 2.0, 0.0])], 1),

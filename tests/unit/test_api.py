@@ -45,6 +45,14 @@ def test_load_a_file_and_run_the_spec_example(repo):
     assert m.run_main() == [("y", 17), ("a", 3), ("b", 5), ("z", 85)]
 
 
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_calling_main_returns_its_arguments_on_every_backend(repo, backend):
+    # llvm gave main's store back from `m.main()`; a call returns the (no) arguments
+    m = rlang.load(repo / "examples" / "multiplier.rev", backend=backend)
+    assert m.main() == ()
+    assert m.run_main() == [("y", 17), ("a", 3), ("b", 5), ("z", 85)]
+
+
 def test_load_accepts_a_string_path(repo):
     m = rlang.load(str(repo / "examples" / "multiplier.rev"))
     assert "multiplier" in m.functions and "main" in m.functions
@@ -254,3 +262,10 @@ def test_written_arguments_of_a_python_call_must_not_alias():
 def test_numpy_scalars_are_accepted_as_scalars(m):
     assert m.multiplier(np.float64(2.0), 3.0, 5.0) == (17.0, 3.0, 5.0)
     assert m.multiplier(np.int64(2), 3, 5) == (17, 3, 5)
+
+
+def test_an_integer_beyond_i64_is_refused_as_what_it_is():
+    m = rlang.loads("function k(x: i64)\nend\n")
+    with pytest.raises(rlang.RlangTypeError, match=r"must be an i64, got an integer "
+                       r"outside i64, 9223372036854775808"):
+        m.k(2 ** 63)

@@ -345,6 +345,10 @@ def test_call_to_undefined_function():
     assert one_error(body("~foo(x)")) == (2, 5, "call to undefined function `foo`")
     (error,) = collect_errors(loads_unit(body("sin(x)")))
     assert error.notes == ("`sin` is a built-in function; use it inside an expression",)
+    for name in ("print", "show", "assert"):     # side effects need @safe
+        (error,) = collect_errors(loads_unit(body(f"{name}(x)")))
+        assert error.notes == (f"`{name}` is an irreversible side effect: write "
+                               f"`@safe {name}(…)`",)
 
 
 def test_wrong_argument_count_of_user_call():

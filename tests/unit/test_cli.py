@@ -46,6 +46,13 @@ def test_run_without_a_function_runs_main_and_prints_its_store(cli):
     assert cli("run", MULTIPLIER) == (0, "y = 17\na = 3\nb = 5\nz = 85\n", "")
 
 
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_run_of_main_named_prints_its_store_too(cli, backend):
+    # `rlang run FILE main` printed nothing: main has no parameters to show
+    assert cli("run", MULTIPLIER, "main", "--backend", backend) == \
+        (0, "y = 17\na = 3\nb = 5\nz = 85\n", "")
+
+
 def test_options_may_stand_anywhere(cli):
     expected = (0, "y! = 2\na = 3\nb = 5\n", "")
     assert cli("run", "--inverse", MULTIPLIER, "multiplier", "17", "3", "5") == expected
@@ -367,6 +374,34 @@ def test_invert_one_function(cli):
     code, out, err = cli("invert", MULTIPLIER, "multiplier")
     assert (code, err) == (0, "")
     assert out == "function multiplier(y!, a, b)\n    y! -= a * b\nend\n"
+
+
+def test_inverting_a_program_with_includes_inverts_main_s_calls_of_them(cli, tmp_path,
+                                                                       write_rev):
+    # main's call of an included function ran it forward in the inverted program,
+    # and `invert FILE FUNCTION` did not find included functions
+    write_rev(tmp_path, "lib.rev", "function inc1(x)\n    x += 1\nend\n")
+    prog = write_rev(tmp_path, "prog.rev", """
+        include "lib.rev"
+
+        function twice(x)
+            inc1(x)
+            inc1(x)
+        end
+
+        function main()
+            x ← 10
+            inc1(x)
+            twice(x)
+        end
+        """)
+    assert cli("run", str(prog)) == (0, "x = 13\n", "")
+    code, out, err = cli("invert", str(prog))
+    assert (code, err) == (0, "")
+    inverted = write_rev(tmp_path, "inverted.rev", out)
+    assert cli("run", str(inverted)) == (0, "x = 7\n", "")
+    assert cli("invert", str(inverted))[1] == prog.read_text()
+    assert cli("invert", str(prog), "inc1") == (0, "function inc1(x)\n    x -= 1\nend\n", "")
 
 
 def test_invert_an_unknown_function_exits_1(cli):

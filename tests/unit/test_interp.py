@@ -974,7 +974,7 @@ RUNTIME_CHECKS = [
             n += x! * 1e-6
             n → 0.0
         end
-    """, (1.0,), False, 4, "deallocation check failed: n = 1e-06, expected 0.0",
+    """, (1.0,), False, 4, "deallocation check failed: n = 1e-6, expected 0.0",
         id="dealloc-float"),
     pytest.param("""
         function f(x!)
