@@ -549,6 +549,7 @@ class Site:
     function: str
     inverse: bool
     detail: tuple = ()      # what the error message needs (texts, types), by kind
+    note: str | None = None     # where the site runs against its frame's direction
 
 
 @dataclass

@@ -145,6 +145,7 @@ class _FunctionLowering:
         self.checks = lowering.invcheck
         self.inbounds = False
         self.hoisted: list | None = None        # see `hoist`
+        self.oriented: list = []                # see `oriented_body`
         self.params = []
         self.scope: dict[str, ir.Var] = {}
         self.constants: dict[str, ir.Var] = {}          # constant arrays read here
@@ -186,10 +187,34 @@ class _FunctionLowering:
         (index out of bounds, division by zero, a domain, a failed conversion) or of
         memory, an RlangRuntimeError in the interpreter too (Note [Checks invcheck
         does not turn off])."""
-        return self.module.add_site(ir.Site(kind, span, self.fn.name, self.inverse, detail))
+        return self.module.add_site(ir.Site(kind, span, self.fn.name, self.inverse, detail,
+                                            self.direction_note()))
 
     def call_site(self, span, detail: tuple) -> int:
-        return self.module.add_site(ir.Site("call", span, self.fn.name, self.inverse, detail))
+        return self.module.add_site(ir.Site("call", span, self.fn.name, self.inverse, detail,
+                                            self.direction_note()))
+
+    def direction_note(self) -> str | None:
+        """The interpreter's note for an error here (interp._exec_oriented): the
+        innermost `@routine`, `~@routine` or `~begin` block being lowered whose
+        statements run against the direction of the function's frame."""
+        for backward, what, span in reversed(self.oriented):
+            if backward != self.inverse:
+                return (f"this statement was running {'backward' if backward else 'forward'}"
+                        f", as part of {what} at {span}")
+        return None
+
+    def oriented_body(self, stmts, backward: bool, what: str, span) -> tuple:
+        """The IR of a block whose statements run `backward` (or forward) relative to
+        the source, whatever the function's direction."""
+        self.oriented.append((backward, what, span))
+        try:
+            return self.body(stmts)
+        finally:
+            self.oriented.pop()
+
+    def running_backward(self) -> bool:
+        return self.oriented[-1][0] if self.oriented else self.inverse
 
     # ------------------------------------------------------------- statements
     def body(self, stmts) -> tuple:
@@ -197,10 +222,11 @@ class _FunctionLowering:
         routines: list = []
         for stmt in stmts:
             if isinstance(stmt, ast.Routine):
-                out.extend(self.body(stmt.body))
+                out.extend(self.oriented_body(stmt.body, False, "`@routine`", stmt.span))
                 routines.append(stmt)
             elif isinstance(stmt, ast.UnRoutine):
-                out.extend(self.body(invert_body(routines.pop().body)))
+                out.extend(self.oriented_body(invert_body(routines.pop().body), True,
+                                              "`~@routine`", stmt.span))
             else:
                 out.extend(self.stmt(stmt))
         return tuple(out)
@@ -466,7 +492,10 @@ class _FunctionLowering:
         return out
 
     def _block(self, stmt: ast.Block) -> list:
-        return list(self.body(invert_body(stmt.body) if stmt.inverse else stmt.body))
+        if stmt.inverse:
+            return list(self.oriented_body(invert_body(stmt.body), not self.running_backward(),
+                                           "`~begin … end`", stmt.span))
+        return list(self.body(stmt.body))
 
     def _annotated(self, stmt: ast.Annotated) -> list:
         saved = self.checks, self.inbounds

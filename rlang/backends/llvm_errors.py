@@ -62,6 +62,9 @@ def error_from_context(ctx, sites, max_depth: int, frame_locals=()):
             chain.append((function, call.span, inverse))
             function, inverse = call.function, call.inverse
     chain.append((function, None, inverse))
+    note = next((s.note for s in [site, *head, *tail] if s.note is not None), None)
+    if note is not None:        # the innermost block run against its frame's direction
+        error.notes += (note,)
     shown = list(frame_locals) + [""] * len(chain)
     for frame, variables in zip(chain, shown):
         if frame is not None:

@@ -18,6 +18,8 @@ import rlang
 from rlang.types_rules import BackendUnsupported
 from rlang.values import format_value
 
+from gradient_agreement import assert_same_error
+
 
 def _store(source: str, backend: str) -> str:
     """What `rlang run` prints for main's store."""
@@ -246,3 +248,58 @@ def test_instruction_type_errors_say_what_the_interpreter_says(statement):
             rlang.loads(source, backend=backend).t(1, 2, True, 1.5, 2.5)
         errors.append(info.value)
     assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)
+
+
+DIRECTIONS = """
+function r(x: i64)
+    @routine begin
+        t ← 0
+        t += x
+    end
+    x += 1
+    ~@routine
+end
+function s(x: i64, d: i64)
+    ~begin
+        x += 1 // d
+    end
+end
+function c(x: i64, d: i64)
+    @routine begin
+        t ← x
+        inner(t, d)
+    end
+    ~@routine
+    ~begin
+        inner(x, d)
+    end
+end
+function inner(x: i64, d: i64)
+    x += 5 // d
+end
+function n(x: i64, d: i64)
+    ~begin
+        ~begin
+            x += 7 // d
+        end
+    end
+end
+"""
+
+
+@pytest.mark.parametrize("name, args, inverse, noted", [
+    ("r", (5,), False, True), ("r", (5,), True, False), ("s", (1, 0), False, True),
+    ("s", (1, 0), True, True), ("c", (1, 0), False, False), ("c", (1, 0), True, True),
+    ("n", (1, 0), False, True), ("n", (1, 0), True, True)])
+def test_errors_in_blocks_run_against_the_frame_say_so(name, args, inverse, noted):
+    # llvm left out the interpreter's note "this statement was running backward, as
+    # part of `~@routine` at …" (and for `@routine` in an inverse, and `~begin`)
+    errors = []
+    for backend in ("interp", "llvm"):
+        function = rlang.loads(DIRECTIONS, backend=backend)[name]
+        with pytest.raises(rlang.RlangError) as info:
+            (~function if inverse else function)(*args)
+        errors.append(info.value)
+    assert errors[1].notes == errors[0].notes
+    assert any("as part of" in note for note in errors[0].notes) == noted
+    assert_same_error(errors[1], errors[0])
