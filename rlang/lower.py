@@ -40,7 +40,7 @@ from . import ast, ir
 from .errors import RlangTypeError
 from .evaluate import Evaluator, is_number_literal
 from .invert import invert_body
-from .lower_arrays import array_alloc, array_argument, array_dealloc
+from .lower_arrays import array_alloc, array_argument, array_dealloc, swap_arrays
 from .lower_complex import Pair, as_pair
 from .lower_stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .lower_systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
@@ -372,7 +372,7 @@ class _FunctionLowering:
         count = 2 if name in ("SWAP", "ROT", "IROT", "HADAMARD") else 1
         places = tuple(self.place(arg) for arg in stmt.args[:count])
         if name == "SWAP" and all(isinstance(p.type, ir.ArrayType) for p in places):
-            return self._swap_arrays(stmt, places)
+            return swap_arrays(self, stmt, places)
         for place, arg in zip(places, stmt.args):
             if not isinstance(place.type, str):
                 raise RlangTypeError(f"{name} needs scalar views", arg.span)
@@ -406,37 +406,6 @@ class _FunctionLowering:
             return [ir.Instr(name, tuple(part_place(p, field) for p in places), angle,
                              alias if field == 0 else None) for field in (0, 1)]
         return [ir.Instr(name, places, angle, alias)]
-
-    def _swap_arrays(self, stmt: ast.Instr, places) -> list:
-        """SWAP of two whole arrays: element by element, in loops over the axes, once
-        their types and shapes are found equal (else the interpreter's RlangTypeError,
-        which reports both shapes: at most four extents in all)."""
-        a, b = (place.var for place in places)
-        if a.type.ndim + b.type.ndim > 4:
-            raise BackendUnsupported("the compiled backends swap whole arrays of up to two "
-                                     "dimensions; loop over the elements", stmt.span)
-        dims = tuple(ir.Dim(v, axis) for v in (a, b) for axis in range(v.type.ndim))
-        alike = a.type.elem == b.type.elem and a.type.ndim == b.type.ndim
-        same = ir.Const(alike, "bool")
-        for axis in range(a.type.ndim if alike else 0):
-            same = ir.Logic("&&", same, ir.Compare("==", ir.Dim(a, axis), ir.Dim(b, axis)))
-        site = self.error_site("swap_shape", stmt.span, (str(a.type), str(b.type),
-                                                         a.type.ndim))
-        checked = ir.Var("swap·count", "i64")
-        check = [ir.Alloc(checked, ir.Checked(ir.Dim(a, None), same, site, dims)),
-                 ir.Dealloc(checked, None, None)]
-        if not alike:                       # of two types: the check always fails
-            return check
-        index = [ir.Var(f"swap·{axis}", "i64") for axis in range(a.type.ndim)]
-        reads = tuple(ir.Read(i) for i in index)
-        fields = (0, 1) if a.type.elem == "complex" else (None,)
-        body = tuple(ir.Instr("SWAP", (ir.ElemPlace(a, reads, None, f),
-                                       ir.ElemPlace(b, reads, None, f))) for f in fields)
-        for axis in reversed(range(a.type.ndim)):
-            body = (ir.For(index[axis], ir.Const(0, "i64"), ir.Const(1, "i64"),
-                           ir.Binary("-", ir.Dim(a, axis), ir.Const(1, "i64"), "i64"), body,
-                           None, None),)
-        return check + list(body)
 
     def _alloc(self, stmt: ast.Alloc) -> list:
         value = stmt.value

@@ -12,7 +12,8 @@ with the function lowering `fl` (its scope, sites and expression lowering):
   a literal (variable elements are first subtracted again) or an array;
 - `array_argument(fl, arg, k, callee, func)`: an array literal or a constant array
   passed to a call, as a temporary allocated before the call and deallocated (and
-  checked unchanged) after it.  (before, argument, after) statement lists.
+  checked unchanged) after it.  (before, argument, after) statement lists;
+- `swap_arrays(fl, stmt, places)`: `SWAP(a, b)` of two whole arrays.
 
 Returns IR statement lists; an array literal the interpreter would refuse is the
 interpreter's RlangTypeError, a form the backends do not handle BackendUnsupported
@@ -153,6 +154,38 @@ def array_argument(fl, arg, k: int, callee, func: str):
         undo = _accumulate(var, elements, "-=")
     site = fl.site("argument_array", arg.span, (func, k, callee.params[k].name, _text(arg)))
     return before, ir.VarPlace(var), undo + [ir.Dealloc(var, value, site)]
+
+
+def swap_arrays(fl, stmt: ast.Instr, places) -> list:
+    """SWAP of two whole arrays: element by element, in loops over the axes, once
+    their types and shapes are found equal (else the interpreter's RlangTypeError,
+    which reports both shapes: at most four extents in all)."""
+    a, b = (place.var for place in places)
+    if a.type.ndim + b.type.ndim > 4:
+        raise BackendUnsupported("the compiled backends swap whole arrays of up to two "
+                                 "dimensions; loop over the elements", stmt.span)
+    dims = tuple(ir.Dim(v, axis) for v in (a, b) for axis in range(v.type.ndim))
+    alike = a.type.elem == b.type.elem and a.type.ndim == b.type.ndim
+    same = ir.Const(alike, "bool")
+    for axis in range(a.type.ndim if alike else 0):
+        same = ir.Logic("&&", same, ir.Compare("==", ir.Dim(a, axis), ir.Dim(b, axis)))
+    site = fl.error_site("swap_shape", stmt.span, (str(a.type), str(b.type),
+                                                     a.type.ndim))
+    checked = ir.Var("swap·count", "i64")
+    check = [ir.Alloc(checked, ir.Checked(ir.Dim(a, None), same, site, dims)),
+             ir.Dealloc(checked, None, None)]
+    if not alike:                       # of two types: the check always fails
+        return check
+    index = [ir.Var(f"swap·{axis}", "i64") for axis in range(a.type.ndim)]
+    reads = tuple(ir.Read(i) for i in index)
+    fields = (0, 1) if a.type.elem == "complex" else (None,)
+    body = tuple(ir.Instr("SWAP", (ir.ElemPlace(a, reads, None, f),
+                                   ir.ElemPlace(b, reads, None, f))) for f in fields)
+    for axis in reversed(range(a.type.ndim)):
+        body = (ir.For(index[axis], ir.Const(0, "i64"), ir.Const(1, "i64"),
+                       ir.Binary("-", ir.Dim(a, axis), ir.Const(1, "i64"), "i64"), body,
+                       None, None),)
+    return check + list(body)
 
 
 # ------------------------------------------------------------------ helpers
