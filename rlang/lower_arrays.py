@@ -82,8 +82,8 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
         if isinstance(literal, ir.ConstArray):
             expected = literal
         else:                               # `a → [x, 2x]`: a − [x, 2x] must be zeros
-            before = _literal_shape_check(fl, stmt, var, literal[0]) + \
-                _accumulate(var, literal[2], "-=")
+            extents = literal[0]
+            before = _accumulate(var, literal[2], "-=")
     elif _array_named(fl, value) is not None and \
             ir.kind(_array_named(fl, value).type) == ir.kind(var.type):
         expected = ir.Read(_array_named(fl, value))
@@ -98,24 +98,31 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
         "literal" if before else "array" if isinstance(expected, ir.Read) else shown
     site = fl.site("dealloc_array", stmt.span, (stmt.name, compared, against,
                                                 var.type.elem, var.type.ndim))
+    if before:      # `a → [x, 2x]`: subtracted where the extents are the literal's
+        return _subtract_literal(fl, stmt, var, extents, before) + \
+            [ir.Dealloc(var, None, site)]
     if site is None:                        # invcheck off: nothing to compare
-        return [ir.Dealloc(var, None if before else expected, None)]
+        return [ir.Dealloc(var, expected, None)]
     if zeros:
         shape = tuple(_checked_extent(fl, d) for d in value.args[1:])
-    return before + [ir.Dealloc(var, expected, site, shape)]
+    return [ir.Dealloc(var, expected, site, shape)]
 
 
-def _literal_shape_check(fl, stmt: ast.Dealloc, var: ir.Var, extents: tuple) -> list:
-    """Fail, before `a → [x, 2x]` subtracts the literal from `a`, where a's extents
-    are not the literal's (they are compared as the interpreter compares values)."""
+def _subtract_literal(fl, stmt: ast.Dealloc, var: ir.Var, extents: tuple, subtract) -> list:
+    """`a −= [x, 2x]` element by element (so that the gradient passes carry a's
+    gradient to x) where a's extents are the literal's.  With invcheck on, other
+    extents fail first (the interpreter's equality compares shapes); with it off,
+    the subtraction is skipped (never a write past `a`)."""
     same = ir.Const(True, "bool")
     for axis, n in enumerate(extents):
         same = ir.Logic("&&", same, ir.Compare("==", ir.Dim(var, axis), ir.Const(n, "i64")))
     site = fl.site("dealloc_shape", stmt.span, (stmt.name, _text(stmt.value), extents))
+    if site is None:
+        return [ir.If((ir.Branch(same, same, tuple(subtract)),), (), None)]
     checked = ir.Var(f"{stmt.name}·extents", "i64")
     return [ir.Alloc(checked, ir.Checked(ir.Const(0, "i64"), same, site, tuple(
         ir.Dim(var, axis) for axis in range(min(var.type.ndim, 4))))),
-        ir.Dealloc(checked, None, None)]
+        ir.Dealloc(checked, None, None)] + list(subtract)
 
 
 def _checked_extent(fl, node):

@@ -231,6 +231,22 @@ end
     assert got[1] == pytest.approx(7.5)
 
 
+@pytest.mark.parametrize("invcheck", [True, False])
+def test_an_array_deallocated_against_variable_elements_carries_their_gradients(invcheck):
+    # `b → [x, 2x]` is a subtraction the gradient pass differentiates; with invcheck
+    # off it was briefly dropped with the check (gradient 0 instead of 6)
+    source = """
+function f(y!, x)
+    b ← [x, 2.0 * x]
+    y! += b[0] * b[1]
+    b → [x, 2.0 * x]
+end
+"""
+    got, expected = both(source, "f", [0.0, 1.5], "y!", invcheck=invcheck)
+    assert_same_gradients(got, expected)
+    assert got[1] == pytest.approx(6.0)
+
+
 @pytest.mark.parametrize("loss, message", [
     ("z", "is not a parameter"), ("n", "must be a float"), ("xs", "must be a float"),
     ("xs[7]", "out of bounds")])
