@@ -35,15 +35,28 @@ def float_pow(x: float, y: float) -> float:
 
 
 def rule_at(rule, args):
-    """`rule(*args)` for a partial-derivative rule, in IEEE arithmetic: integers and
-    floats are passed as NumPy float64 and complex numbers as complex128 (whose `/`
-    and `**` answer inf and nan where Python's raise), and NumPy results come back as
-    Python floats and complexes.  Dual arguments stay as they are (their arithmetic
-    is IEEE already)."""
+    """`rule(*args)` for a partial-derivative rule, in IEEE arithmetic.  It runs on
+    the arguments as they are (Python's float arithmetic is IEEE's wherever it
+    answers); where Python raises instead (x/0, an overflowing `**`) or turns a real
+    power complex, it runs again with integers and floats as NumPy float64 and
+    complex numbers as complex128, whose `/` and `**` answer inf and nan, and the
+    NumPy results come back as Python floats and complexes.  Dual arguments stay as
+    they are (their arithmetic is IEEE already)."""
+    try:
+        found = rule(*args)
+        if any(type(a) is complex for a in args) or \
+                not any(type(p) is complex for p in _as_tuple(found)):
+            return found
+    except (ZeroDivisionError, OverflowError, ValueError):
+        pass
     with np.errstate(all="ignore"):
         found = rule(*(np.float64(a) if type(a) in (int, float) else
                        np.complex128(a) if type(a) is complex else a for a in args))
     return tuple(map(_plain, found)) if type(found) is tuple else _plain(found)
+
+
+def _as_tuple(found) -> tuple:
+    return found if type(found) is tuple else (found,)
 
 
 def complex_rule_at(rule, z: complex) -> complex:

@@ -565,6 +565,16 @@ class Module:
         self.sites.append(site)
         return len(self.sites) - 1
 
+    def allocation_sites(self, stmt: "Alloc", fn: "Function") -> tuple:
+        """The sites of an array allocation's failures (`Alloc.sites`): the source's
+        for `zeros(T, n…)`, else new ones without a position (an array the compiled
+        code makes for itself): a failed allocation, then each negative extent."""
+        if stmt.sites:
+            return stmt.sites
+        memory = self.add_site(Site("memory", None, fn.name, fn.inverse, (stmt.var.name,)))
+        extent = self.add_site(Site("zeros", None, fn.name, fn.inverse))
+        return (memory,) + (extent,) * len(stmt.dims)
+
 
 # ------------------------------------------------------- expression traversal
 

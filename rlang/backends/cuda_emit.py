@@ -443,10 +443,7 @@ class FunctionWriter(ExprWriter):
         if self.mode != "host":
             raise InternalError("array ancilla in device code")
         dims = [self.value(d) for d in stmt.dims]
-        sites = stmt.sites or (self.module.add_site(ir.Site(
-            "memory", None, self.fn.name, self.fn.inverse, (var.name,))),) + \
-            (self.module.add_site(ir.Site("zeros", None, self.fn.name, self.fn.inverse)),) \
-            * len(dims)
+        sites = self.module.allocation_sites(stmt, self.fn)
         for d, site in zip(dims, sites[1:]):        # as llvm_emit._array_size
             self.fail_if(f"{d} < 0", site, [d])
         name = self.name(var)

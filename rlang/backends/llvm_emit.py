@@ -515,10 +515,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         the interpreter's errors at the sites of `zeros(T, n…)` (ir.Alloc.sites);
         the allocation's failure records the shape for its message."""
         b = self.builder
-        sites = stmt.sites or (self.module.add_site(ir.Site(
-            "memory", None, self.fn.name, self.fn.inverse, (stmt.var.name,))),) + \
-            (self.module.add_site(ir.Site("zeros", None, self.fn.name, self.fn.inverse)),) \
-            * len(dims)
+        sites = self.module.allocation_sites(stmt, self.fn)
         for d, site in zip(dims, sites[1:]):
             self.fail_if(b.icmp_signed("<", d, ll.Constant(I64, 0)), site, [d])
         count, nonzero = ll.Constant(I64, 1), ll.Constant(I64, 1)
