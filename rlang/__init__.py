@@ -16,9 +16,9 @@ _AD = ("gradient", "check_grad", "jacobian", "hessian")
 
 
 def __getattr__(name: str):
-    """The AD drivers (rlang/ad.py), imported on first use: a plain run needs none."""
+    """The AD drivers (rlang/ad/drivers.py), imported on first use: a plain run needs none."""
     if name in _AD:
-        from . import ad
+        from .ad import drivers as ad
 
         value = globals()[name] = getattr(ad, name)     # later uses find it directly
         return value

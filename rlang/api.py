@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 
-from .check import check
+from .frontend.check import check
 from .deep import run_deep
 from .errors import RlangError
-from .interp import Interpreter
-from .loader import load_unit, loads_unit
+from .interp.interpreter import Interpreter
+from .frontend.loader import load_unit, loads_unit
 from .types_rules import BackendUnsupported, CompiledTypeError
 
 #: The backends `rlang run/grad --backend` chooses from.
@@ -66,18 +66,18 @@ class Module:
         self.compiled = None
         self.fallback = backend == "auto"
         if backend == "llvm":
-            from .backends.llvm import LlvmFunctions     # imports llvmlite: only here
+            from .backends.llvm.backend import LlvmFunctions     # imports llvmlite: only here
 
             self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
         elif backend == "auto":
             try:
-                from .backends.llvm import LlvmFunctions
+                from .backends.llvm.backend import LlvmFunctions
             except ImportError:                         # no llvmlite: the interpreter
                 LlvmFunctions = None
             if LlvmFunctions is not None:
                 self.compiled = LlvmFunctions(unit, invcheck, self.interpreter)
         elif backend == "cuda":
-            from .backends.cuda import CudaFunctions     # imports numba: only here
+            from .backends.cuda.backend import CudaFunctions     # imports numba: only here
 
             self.compiled = CudaFunctions(unit, invcheck, self.interpreter)
 

@@ -23,17 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ast
-from .ad import gradient, hessian
+from .frontend import ast
+from .ad.drivers import gradient, hessian
 from .api import BACKENDS, Module
-from .check import check
+from .frontend.check import check
 from .deep import run_deep
 from .errors import CheckErrors, ParseError, RlangError
-from .evaluate import Evaluator
-from .invert import invert_program
-from .loader import load_unit
-from .parser import parse_expression
-from .printer import format_program
+from .interp.evaluate import Evaluator
+from .frontend.invert import invert_program
+from .frontend.loader import load_unit
+from .frontend.parser import parse_expression
+from .frontend.printer import format_program
 from .values import array_to_nested, format_value, to_json
 
 EXIT_ERROR = 1
@@ -328,7 +328,7 @@ def _command_compile(options) -> int:
     stem = Path(options.file).with_suffix("")
     if options.emit == "ptx":
         return _emit_ptx(unit, options, invcheck)
-    from .backends.llvm_aot import compile_file, write_shared   # imports llvmlite
+    from .backends.llvm.aot import compile_file, write_shared   # imports llvmlite
 
     if options.emit == "shared":
         output = options.output or f"{stem}.so"
@@ -357,7 +357,7 @@ def _emit_ptx(unit, options, invcheck: bool) -> int:
     if len(cc) != 2:
         raise RlangError(f"--cc {options.cc!r}: write the compute capability as MAJOR.MINOR, "
                          "e.g. 7.5")
-    from .backends.cuda_ptx import ptx_text
+    from .backends.cuda.ptx import ptx_text
 
     text = ptx_text(unit, invcheck, cc)
     if options.output:

@@ -137,7 +137,7 @@ def select(condition, then, otherwise):
     """`then()` where `condition` holds, else `otherwise()`.
 
     On numbers and dual numbers only the chosen branch is computed.  A symbolic
-    condition (rlang/symbolic.py, which has `select`) builds both branches and
+    condition (rlang/ad/symbolic.py, which has `select`) builds both branches and
     chooses at run time; this is how the partial-derivative rules branch without
     branching in Python."""
     if hasattr(condition, "select"):
@@ -147,7 +147,7 @@ def select(condition, then, otherwise):
 
 def lift(name: str):
     """The one-argument built-in `name`, on floats, on Duals, or on symbolic
-    expressions (anything with `apply_builtin`, rlang/symbolic.py)."""
+    expressions (anything with `apply_builtin`, rlang/ad/symbolic.py)."""
 
     def apply(x):
         from .primitives import BUILTINS

@@ -8,7 +8,7 @@ to highlight its input.  Importing this module imports Pygments, so nothing in
 
 The word lists are not written twice: keywords are the parser's, built-in functions,
 conversions, constants and instructions come from the registry (rlang/primitives.py),
-types from rlang/ast.py.  Only the annotations are listed here; a test checks them,
+types from rlang/frontend/ast.py.  Only the annotations are listed here; a test checks them,
 and the keywords, against grammar/rev.lark.
 
 Tokens: `Keyword` (control flow), `Keyword.Declaration` (`function`, `const`),
@@ -27,8 +27,8 @@ from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import (Comment, Error, Keyword, Name, Number, Operator, Punctuation,
                             String, Whitespace)
 
-from .ast import SCALAR_TYPES
-from .parser import KEYWORDS
+from .frontend.ast import SCALAR_TYPES
+from .frontend.parser import KEYWORDS
 from .primitives import (BUILTINS, CONSTANTS, CONVERSIONS, INSTRUCTION_TABLE, SAFE_FUNCTIONS,
                          STRUCTURAL_BUILTINS)
 

@@ -81,7 +81,7 @@ def _atan_ieee(y, x=None):
 # Partial derivatives are written with these lifted functions so that they can be
 # evaluated on dual numbers too (second derivatives, for Hessians): rlang/dual.py.
 # They never branch in Python on a value: a choice is a lazy `select`, so that the
-# same rules also build symbolic expressions for the compiled backends (symbolic.py).
+# same rules also build symbolic expressions for the compiled backends (ad/symbolic.py).
 _sin, _cos, _tan, _sinh, _cosh, _tanh, _exp, _log, _sqrt, _sign, _floor = (
     lift(name) for name in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt",
                             "sign", "floor"))
@@ -158,7 +158,7 @@ _COMPLEX_FORWARD = {
                                                "cosh", "tanh", "exp", "log", "sqrt")},
 }
 #: The complex derivative of the holomorphic built-ins (the gradient rule multiplies
-#: by its conjugate, see rlang/gvar.py).
+#: by its conjugate, see rlang/ad/gvar.py).
 _COMPLEX_DERIVATIVE = {
     "sin": cmath.cos, "cos": lambda z: -cmath.sin(z), "tan": lambda z: 1 + cmath.tan(z) ** 2,
     "asin": lambda z: 1 / cmath.sqrt(1 - z * z), "acos": lambda z: -1 / cmath.sqrt(1 - z * z),

@@ -3,7 +3,7 @@
 `promote(a, b)` is NumPy's promotion of two scalar types (LANGUAGE.md §3): bool is
 absorbed by the other type, i32 ⊔ i64 = i64, f32 ⊔ f64 = f64, an integer with an
 f32 gives an f64, complex wins.  `builtin_type(name, arg_types)` is the result type
-of a registry function (the rules of rlang/scalar_functions.py).
+of a registry function (the rules of rlang/interp/scalar_functions.py).
 """
 from __future__ import annotations
 

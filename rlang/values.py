@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import ast
+from .frontend import ast
 from .dual import Dual
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, to_floats
 

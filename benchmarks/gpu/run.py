@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 import rlang
-from rlang.ad_ir import AdjointFunction
-from rlang.lower import symbol_of, type_of_value
+from rlang.ad.adjoint_ir import AdjointFunction
+from rlang.lower.statements import symbol_of, type_of_value
 
 HERE = Path(__file__).resolve().parent
 

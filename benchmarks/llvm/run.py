@@ -252,8 +252,8 @@ def latency(repeat: int) -> dict:
     # as an installed package runs: with its modules' bytecode cached (pip compiles
     # it on install); otherwise every process compiles rlang's sources again
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-c", "import rlang.cli, rlang.ad, "
-                    "rlang.backends.llvm_ad"], env=env, check=True)
+    subprocess.run([sys.executable, "-c", "import rlang.cli, rlang.ad.drivers, "
+                    "rlang.ad.compiled"], env=env, check=True)
     results, outputs = {}, {}
 
     def one(argv, cache):

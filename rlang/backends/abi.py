@@ -9,7 +9,7 @@ Every generated function is `int32 f(int64_t *ctx, void *arg1, …)`:
   with shape and strides in elements, all int64;
 - a stack argument is a pointer to `{ data*, length, capacity }` (int64 length and
   capacity in items; `data` is malloc memory the callee may realloc, see
-  rlang/backends/llvm_stacks.py);
+  rlang/backends/llvm/stacks.py);
 - the result is 0, or 1 when a check failed; the failure is described in `ctx`.
 
 `ctx` is an array of `CTX_WORDS` int64 words (layout below).  The entry point that
@@ -59,7 +59,7 @@ def recorded_calls(words, count: int) -> tuple:
 
 
 #: The globals through which compiled code calls back into its caller:
-#: `void (*hook)(int64 site, double *words)`, null until set (rlang/backends/llvm_report.py).
+#: `void (*hook)(int64 site, double *words)`, null until set (rlang/backends/llvm/report.py).
 PRINT_HOOK = "rev_print_hook"         # `@safe print/show`
 LOCALS_HOOK = "rev_locals_hook"       # a failing frame's variables
 

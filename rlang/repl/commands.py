@@ -15,11 +15,11 @@ from __future__ import annotations
 import difflib
 import re
 
-from .. import ast
+from ..frontend import ast
 from ..errors import RlangError
-from ..invert import invert_program
-from ..loader import load_unit
-from ..printer import format_body, format_function, format_program
+from ..frontend.invert import invert_program
+from ..frontend.loader import load_unit
+from ..frontend.printer import format_body, format_function, format_program
 from ..values import format_value, type_name
 from .reader import Statements, read
 from .toplevel import callees
@@ -114,7 +114,7 @@ def _undo(session, argument: str, file: str) -> None:
 
 
 def _grad(session, argument: str, file: str) -> None:
-    from ..ad import gradient
+    from ..ad.drivers import gradient
     from ..api import Function, Module
     from ..cli import complex_pair
 
@@ -160,7 +160,7 @@ def _loss_of(loss: str, fn: ast.Function, call: ast.CallStmt) -> str:
 
 
 def _llvm(session, argument: str, file: str) -> None:
-    from ..backends.llvm_aot import compiled_module     # imports llvmlite: only here
+    from ..backends.llvm.aot import compiled_module     # imports llvmlite: only here
     from ..types_rules import BackendUnsupported
 
     fn = _function(session, argument, "llvm")

@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import ast
+from ..frontend import ast
 from ..errors import ParseError
-from ..parser import parse, parse_expression, parse_statements
+from ..frontend.parser import parse, parse_expression, parse_statements
 from ..primitives import is_builtin_function
 
 #: First words of an input holding top-level items rather than statements.

@@ -21,14 +21,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from .. import ast
-from ..check import check
+from ..frontend import ast
+from ..frontend.check import check
 from ..deep import run_deep
 from ..errors import RlangError
-from ..interp import Interpreter
-from ..invert import invert_body
-from ..loader import loads_unit
-from ..unit import Unit
+from ..interp.interpreter import Interpreter
+from ..frontend.invert import invert_body
+from ..frontend.loader import loads_unit
+from ..frontend.unit import Unit
 from ..span import Span
 from ..values import format_value
 from .reader import Command, Definitions, Expression, Statements, read

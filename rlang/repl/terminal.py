@@ -31,7 +31,7 @@ from prompt_toolkit.lexers import PygmentsLexer
 
 from .. import __version__
 from ..highlight import (ANNOTATIONS, BUILTIN_FUNCTIONS, INSTRUCTIONS, TYPES, RevLexer)
-from ..parser import KEYWORDS
+from ..frontend.parser import KEYWORDS
 from ..primitives import CONSTANTS
 from .commands import COMMANDS
 from .reader import is_complete

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ast
-from ..analysis import walk_stmts
-from ..invert import invert_body
+from ..frontend import ast
+from ..frontend.analysis import walk_stmts
+from ..frontend.invert import invert_body
 from ..values import Stack, array_scalar, scalar_type
 
 #: The name of the synthesized function (no rev name can clash with it).
@@ -72,7 +72,7 @@ def type_of(value) -> ast.TypeRef | None:
 
 def live_after(stmts: tuple, live: set) -> set:
     """The variables bound after `stmts` run at the top level, given those bound
-    before.  Only statements that are not scopes (Note [Scopes] in rlang/check.py)
+    before.  Only statements that are not scopes (Note [Scopes] in rlang/frontend/check.py)
     can change the set: allocations, deallocations, `@zeros`, blocks and routines."""
     live = set(live)
     routines: list[tuple[set, set]] = []

@@ -228,8 +228,8 @@ def test_two_functions_of_one_compiled_name_are_refused_not_confused(tmp_path):
                        "same name in compiled code"):
         rlang.loads(source, backend="llvm").g_(0.0)
     assert rlang.loads(source, backend="llvm")["g!"](0.0) == (1.0,)
-    from rlang.entries import entries_of
-    from rlang.loader import loads_unit
+    from rlang.lower.entries import entries_of
+    from rlang.frontend.loader import loads_unit
 
     _, skipped = entries_of(loads_unit(source), True)
     assert skipped == [("g_", "`g!` has the same name in compiled code (`g_`)")]

@@ -1,5 +1,5 @@
 """Alias scopes of array parameters (Note [Array parameters do not overlap],
-rlang/backends/llvm_alias.py): the metadata is emitted where it can say something,
+rlang/backends/llvm/alias.py): the metadata is emitted where it can say something,
 one gradient passed for two read-only parameters keeps them in one scope, and
 results stay the interpreter's where the optimiser could have used a wrong promise
 (a callee inlined into a loop that passes its arrays in turn, one array passed for
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 import rlang
-from rlang import ir
-from rlang.ad_ir import adjoint_module
-from rlang.backends.llvm_alias import distinct_gradients
-from rlang.backends.llvm_emit import emit_module
-from rlang.lower import lower, type_of_value
+from rlang.ir import nodes as ir
+from rlang.ad.adjoint_ir import adjoint_module
+from rlang.backends.llvm.alias import distinct_gradients
+from rlang.backends.llvm.emit import emit_module
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 

@@ -2,7 +2,7 @@
 
 The interpreter computes `exp`, `log`, `sqrt`, `sin` … `acos` of a complex number
 with cmath (an error, such as log 0's ValueError or an overflow, becomes nan + nan·i);
-rlang/lower_complex_functions.py writes cmath's algorithms as IR.  These tests compare
+rlang/lower/complex_functions.py writes cmath's algorithms as IR.  These tests compare
 the compiled results with cmath's bit for bit, signs of zeros included, on the
 arguments where the algorithms branch: the branch cuts (±0.0 imaginary parts past
 |re| > 1), both signs of zero, the overflow thresholds of exp, sinh and cosh, the

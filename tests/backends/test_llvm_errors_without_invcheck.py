@@ -1,5 +1,5 @@
 """invcheck off turns off the reversibility checks only (Note [Checks invcheck does not
-turn off], rlang/lower.py): an index out of range, a division by zero, a negative
+turn off], rlang/lower/statements.py): an index out of range, a division by zero, a negative
 integer power and ulog subtraction below zero are the interpreter's RlangRuntimeError
 on the llvm backend too, with invcheck off and inside `@invcheckoff`.  Before,
 compiled code read outside the array or gave a value."""
@@ -45,10 +45,10 @@ def test_gradient_without_invcheck_raises_instead_of_reading_outside():
 
 
 def test_inbounds_is_the_one_way_to_drop_a_bounds_check():
-    from rlang import ir
-    from rlang.ir_walk import walk
-    from rlang.lower import lower
-    from rlang.loader import loads_unit
+    from rlang.ir import nodes as ir
+    from rlang.ir.walk import walk
+    from rlang.lower.statements import lower
+    from rlang.frontend.loader import loads_unit
 
     unit = loads_unit(SOURCE)
     for invcheck in (False, True):

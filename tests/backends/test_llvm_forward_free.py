@@ -1,5 +1,5 @@
 """Gradients without the forward run (Note [Gradients without the forward run],
-rlang/ir_outputs.py): with invcheck off, a function that only reads some parameters
+rlang/ir/outputs.py): with invcheck off, a function that only reads some parameters
 and only adds to the others gets its gradient from the pass alone, started from
 its inputs.  The analysis is checked on the IR; the gradients against the
 interpreter's and against the compiled gradient with the forward run; the caller's
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import rlang
-from rlang.ir_outputs import accumulate_only
-from rlang.lower import lower, type_of_value
+from rlang.ir.outputs import accumulate_only
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_error, assert_same_gradients
 from test_llvm_gradients import float_programs

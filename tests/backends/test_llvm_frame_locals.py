@@ -1,5 +1,5 @@
 """The `with …` lines of compiled errors (Note [Frame variables in compiled errors],
-rlang/backends/llvm_report.py): every frame lists its variables at the failure as the
+rlang/backends/llvm/report.py): every frame lists its variables at the failure as the
 interpreter's does, for every kind of check, every value type, forward and backward;
 derivative passes list none."""
 import numpy as np
@@ -153,14 +153,14 @@ def test_gradient_passes_list_no_variables():
 
 
 def test_reports_pass_array_addresses_uncaptured():
-    """Note [Reports do not capture] (llvm_report.py): the addresses of the arrays and
+    """Note [Reports do not capture] (backends/llvm/report.py): the addresses of the arrays and
     stacks a report shows go to `rev_report_N` as uncaptured arguments; the reporting
     function itself turns no pointer into an integer, so LLVM can still tell its
     ancillas' memory from the parameters'."""
-    from rlang.backends.llvm_emit import emit_module
-    from rlang.backends.llvm_report import _NO_CAPTURE
-    from rlang.ir import ArrayType
-    from rlang.lower import lower
+    from rlang.backends.llvm.emit import emit_module
+    from rlang.backends.llvm.report import _NO_CAPTURE
+    from rlang.ir.nodes import ArrayType
+    from rlang.lower.statements import lower
 
     unit = rlang.loads(SOURCE).unit
     module = emit_module(lower(unit, "kinds!", ("fixed", "ulog", "complex", "bool", "i32",

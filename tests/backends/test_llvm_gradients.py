@@ -1,7 +1,7 @@
 """Compiled gradients agree with the interpreter's (issue #5, LANGUAGE.md §9).
 
 `rlang.gradient` on a module loaded with `backend="llvm"` runs the compiled gradient
-pass (rlang/ad_ir.py, rlang/backends/llvm_ad.py).  Here it is compared with the
+pass (rlang/ad/adjoint_ir.py, rlang/ad/compiled.py).  Here it is compared with the
 interpreter's gradient, which is itself tested against finite differences and JAX:
 
 - Hypothesis-generated float programs (the generator of
@@ -318,7 +318,7 @@ end
 
 @pytest.mark.parametrize("loss", ["c", "a", ("v", 1)])
 def test_hessians_through_rotations_are_the_interpreters_to_the_last_bit(loss):
-    """Note [Rotations of dual numbers] (rlang/tangent_ir.py): the tangent of a
+    """Note [Rotations of dual numbers] (rlang/ad/tangent_ir.py): the tangent of a
     rotation is the dual-number sum, grouped as the interpreter groups it."""
     args = [0.3, -1.2, 0.7, 2.0, np.array([0.5, -0.25, 1.5])]
     got, expected = both_hessians(ROTATIONS, "f", args, loss)

@@ -8,10 +8,10 @@ import re
 import numpy as np
 
 import rlang
-from rlang.backends.llvm_jit import optimise, target_machine
-from rlang.backends.llvm_ad import build_derivative
-from rlang.backends.llvm_emit import emit_module
-from rlang.lower import lower, type_of_value
+from rlang.backends.llvm.jit import optimise, target_machine
+from rlang.ad.compiled import build_derivative
+from rlang.backends.llvm.emit import emit_module
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 
@@ -115,11 +115,11 @@ end
 
 
 def test_functions_called_once_in_a_loop_are_inlined():
-    """Note [Functions called once are inlined] (backends/llvm_emit.py): a function
+    """Note [Functions called once are inlined] (backends/llvm/emit.py): a function
     that one call statement calls, inside a loop, is inlined; one called twice, one
     called outside loops and a recursive one are left to LLVM.  Results, inverse and
     gradients are the interpreter's."""
-    from rlang.backends.call_graph import inlined_once
+    from rlang.ir.call_graph import inlined_once
 
     m = rlang.loads(ONCE, backend="llvm")
     interp = rlang.loads(ONCE)

@@ -1,4 +1,4 @@
-"""Unit-stride specialisations (Note [Unit-stride arrays], rlang/ir.py): an array whose
+"""Unit-stride specialisations (Note [Unit-stride arrays], rlang/ir/nodes.py): an array whose
 last axis is contiguous gets code that indexes it without a stride; any other array
 gets the general code, also after a contiguous call of the same function, and the
 results are the interpreter's either way (forward, inverse, gradient)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 import rlang
-from rlang import ir
-from rlang.lower import lower, symbol_of, type_of_value
+from rlang.ir import nodes as ir
+from rlang.lower.statements import lower, symbol_of, type_of_value
 
 from gradient_agreement import assert_same_gradients
 

@@ -1,10 +1,10 @@
 """Where compiled code keeps array ancillas, and how arguments reach it (issue #5).
 
 Small array ancillas live on the stack, given back at the end of each loop pass
-(Note [Small array ancillas] in rlang/backends/llvm_ancillas.py); larger ones and those
+(Note [Small array ancillas] in rlang/backends/llvm/ancillas.py); larger ones and those
 of recursive functions come from the heap.  Each case is compared with the
 interpreter: forward, inverse, the deallocation check, gradients.  Arguments are
-packed into one buffer per call (rlang/backends/llvm_marshal.py): views, strides,
+packed into one buffer per call (rlang/backends/llvm/marshal.py): views, strides,
 offsets and every scalar type must arrive as they are.
 """
 from __future__ import annotations
@@ -177,7 +177,7 @@ def array_passing(request, monkeypatch):
     """Both ways arrays reach compiled code (Note [Arrays read by the entry point]):
     as NumPy objects the entry point reads, and as descriptors packed in Python
     (where NumPy's object layout is not the one probed)."""
-    from rlang.backends import llvm_marshal
+    from rlang.backends.llvm import marshal as llvm_marshal
 
     if request.param == "descriptors":
         monkeypatch.setattr(llvm_marshal, "_HEADER_LAYOUT", [None])
@@ -291,8 +291,8 @@ def test_calls_after_a_failed_call(array_passing):
 def test_only_numpy_arrays_are_read_as_array_objects():
     """The entry point reads an array argument's NumPy object: anything else in its
     place is refused before the call (it would be read as one)."""
-    from rlang import ir
-    from rlang.backends.llvm_marshal import EntryLayout
+    from rlang.ir import nodes as ir
+    from rlang.backends.llvm.marshal import EntryLayout
     from rlang.types_rules import BackendUnsupported
 
     layout = EntryLayout(("f64", ir.ArrayType("f64", 1, True)), objects=True)

@@ -1,6 +1,6 @@
 """The IR passes before code generation (issue #5): dead uncomputation
-(rlang/ir_prune.py, with liveness through `for` loops) and updates by known zeros
-(rlang/ir_zeros.py); the reassociable gradient sums of the gradient pass; and the
+(rlang/ir/prune.py, with liveness through `for` loops) and updates by known zeros
+(rlang/ir/zeros.py); the reassociable gradient sums of the gradient pass; and the
 LLVM pipeline's scalar loop remainders.
 
 Each pass is checked twice: on the IR (what it drops and what it must keep) and on
@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import rlang
-from rlang import ir
-from rlang.ad_ir import adjoint_module
-from rlang.ir_prune import prune_module
-from rlang.ir_walk import walk
-from rlang.ir_zeros import drop_zero_updates
-from rlang.lower import lower, type_of_value
+from rlang.ir import nodes as ir
+from rlang.ad.adjoint_ir import adjoint_module
+from rlang.ir.prune import prune_module
+from rlang.ir.walk import walk
+from rlang.ir.zeros import drop_zero_updates
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 
@@ -258,7 +258,7 @@ def test_updates_read_by_the_next_pass_are_kept():
 
 
 def test_gradient_sums_are_reassociable_and_nothing_else():
-    from rlang.backends.llvm_ad import build_derivative
+    from rlang.ad.compiled import build_derivative
 
     unit = rlang.loads(SOURCE).unit
     types = (type_of_value(0.0), type_of_value(X), type_of_value(M))
@@ -327,12 +327,12 @@ exit:
 
 
 def test_loop_remainders_are_not_vectorised_and_llvm_is_left_as_it_was():
-    """Note [Scalar loop remainders] (backends/llvm_jit.py): our pipeline vectorises
+    """Note [Scalar loop remainders] (backends/llvm/jit.py): our pipeline vectorises
     the loop but not its remainder; a pipeline run afterwards (Numba's, in the same
     process) gets LLVM's default back."""
     import llvmlite.binding as llvm
 
-    from rlang.backends import llvm_jit
+    from rlang.backends.llvm import jit as llvm_jit
 
     machine = llvm_jit.target_machine()
     ours = str(llvm_jit.optimise(LOOP_IR, machine))
@@ -377,16 +377,16 @@ end
 
 
 def test_stack_ancillas_are_zeroed_without_memset_and_llvm_is_left_as_it_was():
-    """Note [Zeroing without memset] (backends/llvm_ancillas.py): a small ancilla is
+    """Note [Zeroing without memset] (backends/llvm/ancillas.py): a small ancilla is
     zeroed by 8-byte stores that loads can be forwarded from, in a loop our
     pipeline neither vectorises nor turns into a memset call; a pipeline run
     afterwards (Numba's) still makes the memset."""
     import llvmlite.binding as llvm
 
-    from rlang.backends import llvm_jit
-    from rlang.backends.llvm_emit import emit_module
-    from rlang.ir import ArrayType
-    from rlang.lower import lower
+    from rlang.backends.llvm import jit as llvm_jit
+    from rlang.backends.llvm.emit import emit_module
+    from rlang.ir.nodes import ArrayType
+    from rlang.lower.statements import lower
 
     machine = llvm_jit.target_machine()
     unit = rlang.loads(SMALL_ANCILLA).unit

@@ -404,9 +404,9 @@ def test_a_failed_growth_is_a_clean_error():
     """A stack whose buffer cannot double (here: a capacity near 2^61 items) fails
     with a RlangRuntimeError instead of writing past its buffer."""
     from rlang.backends import abi
-    from rlang.backends.llvm_errors import error_from_context
-    from rlang.lower import symbol_of
-    from rlang import ir
+    from rlang.backends.errors import error_from_context
+    from rlang.lower.statements import symbol_of
+    from rlang.ir import nodes as ir
 
     llvm = rlang.loads(checks_source("f64"), backend="llvm")
     types = (ir.StackType("f64"), "f64")

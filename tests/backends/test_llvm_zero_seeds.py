@@ -1,4 +1,4 @@
-"""Zero seeds in the compiled gradient pass (Note [Zero seeds], rlang/ir_guards.py):
+"""Zero seeds in the compiled gradient pass (Note [Zero seeds], rlang/ir/guards.py):
 the chain rule of a seed runs in a branch where the seed is nonzero; in loops that
 do not gather or scatter the branch becomes guarded values (selects).  Either way
 the gradients and Hessians are the interpreter's, which skips zero seeds."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 import rlang
-from rlang import ir
-from rlang.ad_ir import adjoint_module
-from rlang.ir_guards import seed_guards, selects_outside_gathers
-from rlang.ir_walk import walk
-from rlang.lower import lower, type_of_value
+from rlang.ir import nodes as ir
+from rlang.ad.adjoint_ir import adjoint_module
+from rlang.ir.guards import seed_guards, selects_outside_gathers
+from rlang.ir.walk import walk
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 

@@ -72,9 +72,9 @@ def test_shared_read_gradients_are_sums_over_iterations(modules):
 def test_gradient_kernels_use_atomics_only_for_shared_gradients():
     """The gradient kernel of saxpy adds to w's gradient (a one-element device array)
     and to x's gradient atomically, and stores y's value and its own temporaries."""
-    from rlang.backends.cuda import build_module
-    from rlang.backends.cuda_emit import write_program
-    from rlang.ir import ArrayType
+    from rlang.backends.cuda.backend import build_module
+    from rlang.backends.cuda.emit import write_program
+    from rlang.ir.nodes import ArrayType
 
     unit = rlang.load(KERNELS).unit
     types = (ArrayType("f64", 1), ArrayType("f64", 1), "f64")
@@ -128,9 +128,9 @@ def test_kernels_without_checks_carry_no_error_buffer():
     """A kernel gets an error buffer when its body checks something.  Bounds are
     checked with invcheck off too (Note [Checks invcheck does not turn off]); under
     `@inbounds`, with invcheck off, nothing is left to check."""
-    from rlang.backends.cuda import build_module
-    from rlang.backends.cuda_emit import write_program
-    from rlang.ir import ArrayType
+    from rlang.backends.cuda.backend import build_module
+    from rlang.backends.cuda.emit import write_program
+    from rlang.ir.nodes import ArrayType
 
     types = (ArrayType("f64", 1), ArrayType("f64", 1), "f64")
     for unit, invcheck, checked in ((rlang.load(KERNELS).unit, True, True),
@@ -171,7 +171,7 @@ def test_device_arguments_that_overlap_a_written_one_are_refused(modules):
 
 
 def test_device_bytes_from_the_cuda_array_interface():
-    from rlang.backends.cuda_runtime import device_bytes
+    from rlang.backends.cuda.runtime import device_bytes
 
     class Interface:
         def __init__(self, shape, strides, typestr="<f8", ptr=4096):
@@ -232,7 +232,7 @@ def test_gradients_of_device_arrays_stay_on_the_device(modules, name, args, loss
     the interpreter's; the gradient pass leaves the inputs as they were."""
     from numba import cuda as numba_cuda
 
-    from rlang.backends.cuda_runtime import is_device_array
+    from rlang.backends.cuda.runtime import is_device_array
 
     interp, cuda = modules
     expected = rlang.gradient(interp[name], copy(args), loss=loss)

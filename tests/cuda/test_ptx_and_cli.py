@@ -73,7 +73,7 @@ end
 
 
 def test_ptx_products_are_never_fused_into_fma(tmp_path):
-    """Note [No fused multiply-add] (rlang/backends/cuda_device.py): NVVM would fuse
+    """Note [No fused multiply-add] (rlang/backends/cuda/device.py): NVVM would fuse
     `t += a * x` into an fma, and `t -= a * x` would then leave the product's rounding
     error in t.  Every product is `mul.rn.f64`, forward, inverse and gradient (this
     program calls no libdevice function, whose own code may use fma)."""

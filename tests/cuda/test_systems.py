@@ -11,7 +11,7 @@
 - failed checks inside kernels are the interpreter's errors, with the iteration;
   with invcheck off only the conversions (errors of meaning) are left;
 - fixed `*` and `/` round bit for bit as rlang/numbers.py does: in kernels on
-  generated raw values, and in the GPU helpers (cuda_fixed.py: 64-bit integers
+  generated raw values, and in the GPU helpers (backends/cuda/fixed.py: 64-bit integers
   only), which `numba.njit` compiles on the CPU here since the simulator runs the
   Python ones.
 """
@@ -206,9 +206,9 @@ def test_kernel_gradients(modules, name, args, loss):
 def test_shared_complex_gradients_are_atomic_part_by_part():
     """Every iteration of complex_kernel reads `c`: its gradient lives in a device
     array of two doubles that the gradient kernel adds to atomically."""
-    from rlang.backends.cuda import build_module
-    from rlang.backends.cuda_emit import write_program
-    from rlang.ir import ArrayType
+    from rlang.backends.cuda.backend import build_module
+    from rlang.backends.cuda.emit import write_program
+    from rlang.ir.nodes import ArrayType
 
     unit = rlang.load(SYSTEMS).unit
     types = (ArrayType("complex", 1), ArrayType("complex", 1), "complex", "f64")
@@ -343,7 +343,7 @@ def gpu_helpers():
     """The GPU versions of the helpers, compiled for the CPU."""
     import numba
 
-    from rlang.backends.cuda_device import gpu_namespace
+    from rlang.backends.cuda.device import gpu_namespace
 
     return gpu_namespace(numba.njit)
 
@@ -351,7 +351,7 @@ def gpu_helpers():
 @settings(max_examples=300, deadline=None)
 @given(RAW, RAW)
 def test_gpu_fixed_multiply_and_divide_round_as_the_interpreter(gpu_helpers, a, b):
-    from rlang.backends import cuda_fixed
+    from rlang.backends.cuda import fixed as cuda_fixed
 
     assert cuda_fixed._FRACTION_BITS == FRACTION_BITS
     assert gpu_helpers["fxmul"](a, b) == Fixed(a).mul(Fixed(b)).raw

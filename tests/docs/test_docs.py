@@ -36,7 +36,7 @@ from markdown_blocks import RUNNABLE, Block, blocks_of
 from rlang import primitives
 from rlang.cli import main as rlang_main
 from rlang.errors import ParseError
-from rlang.parser import parse
+from rlang.frontend.parser import parse
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]

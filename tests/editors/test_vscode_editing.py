@@ -10,7 +10,7 @@ import pytest
 
 from editor_support import (EDITORS, SOURCES, assert_same_indentation, continuation_lines,
                             flatten, source_id)
-from rlang.parser import parse
+from rlang.frontend.parser import parse
 from vscode_indent import configuration, reindent
 
 SNIPPETS = json.loads((EDITORS / "vscode" / "snippets" / "rev.json").read_text(encoding="utf-8"))

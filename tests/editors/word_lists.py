@@ -13,7 +13,8 @@ import re
 import lark
 from lark.lexer import PatternStr
 
-from rlang import ast, primitives
+from rlang import primitives
+from rlang.frontend import ast
 
 from editor_support import EDITORS, REPO
 

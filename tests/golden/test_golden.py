@@ -270,9 +270,9 @@ def test_output(path: Path, cli: Runner):
 
 @pytest.mark.parametrize("path", params(INVERSES))
 def test_inverse(path: Path, cli: Runner):
-    from rlang.ast import Program
-    from rlang.invert import invert_program
-    from rlang.parser import parse
+    from rlang.frontend.ast import Program
+    from rlang.frontend.invert import invert_program
+    from rlang.frontend.parser import parse
 
     proc, checked = cli.result(path)
     assert_no_crash(proc)

@@ -32,7 +32,7 @@ intermediates; 18 complex intermediates of real inputs; 19 the instructions
 this file describes the problems these tests found.
 
 Every test runs twice: on the interpreter and on the llvm backend, whose gradients
-and Hessians are compiled (rlang/ad_ir.py, rlang/tangent_ir.py); the llvm backend
+and Hessians are compiled (rlang/ad/adjoint_ir.py, rlang/ad/tangent_ir.py); the llvm backend
 compiles every program here (`LLVM_NOT_YET` would list those it did not).
 
 Tolerances: gradients and Hessians rtol 1e-9 (atol 0), except where a program
@@ -73,7 +73,7 @@ _BACKEND = ["interp"]
 @pytest.fixture(autouse=True, params=["interp", "llvm"])
 def backend(request):
     """Every test runs on the interpreter and on the llvm backend (compiled
-    gradients and Hessians, rlang/ad_ir.py and rlang/tangent_ir.py)."""
+    gradients and Hessians, rlang/ad/adjoint_ir.py and rlang/ad/tangent_ir.py)."""
     _BACKEND[0] = request.param
     yield request.param
     _BACKEND[0] = "interp"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from hypothesis import strategies as st
 
-from rlang import ast
+from rlang.frontend import ast
 
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -174,7 +174,7 @@ def main_calling(gp: GeneratedProgram, args) -> ast.Function:
 
 def case_from_source(source: str, top: str, args: tuple):
     """A hand-written case (for `@example`): the program parsed from `source`."""
-    from rlang.parser import parse
+    from rlang.frontend.parser import parse
 
     program = parse(source)
     kinds = {(t.scalar, t.ndim): kind for kind, t in _TYPE_OF.items()}

@@ -3,8 +3,8 @@ and bool[:] (tests/property/systems.py extends them to f64, fixed, ulog and comp
 
 `programs()` draws a `GeneratedProgram`: one to three functions `f0 … fN` (each may
 call or uncall the ones before it, so there is no recursion), built as an AST of
-`rlang.ast` nodes in the canonical form the parser produces, plus the source text
-`rlang.printer.format_program` makes of it.  `arguments(gp)` draws inputs for its last
+`rlang.frontend.ast` nodes in the canonical form the parser produces, plus the source text
+`rlang.frontend.printer.format_program` makes of it.  `arguments(gp)` draws inputs for its last
 function (`gp.top`); `cases()` draws both at once (so that a test can name a
 hand-written case, see `case_from_source`, in `@example`).  The kinds of values, the
 AST helpers, the context and the inputs live in tests/property/gen_parts.py.
@@ -50,8 +50,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from rlang import ast
-from rlang.printer import format_program
+from rlang.frontend import ast
+from rlang.frontend.printer import format_program
 
 from gen_parts import (  # noqa: F401  (case_from_source, main_calling: re-exported)
     ARRAY_OF, BARR, BOOL, COST_BUDGET, INT, MAX_DEPTH, MAX_LEN, STACK_BOOL, STACK_INT, ARR,

@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from rlang import ast
+from rlang.frontend import ast
 from rlang.numbers import Fixed, FixedArray, ULog, ULogArray
-from rlang.printer import format_program
+from rlang.frontend.printer import format_program
 
 from gen_parts import (ARR, BARR, BOOL, COST_BUDGET, I64_MAX, I64_MIN, INT, MAX_LEN, Ctx,
                        GeneratedProgram, argument, arguments, binary, lit, name, names_in)

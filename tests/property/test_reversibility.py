@@ -27,12 +27,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 import rlang
-from rlang import ast
-from rlang.check import collect_errors
-from rlang.invert import invert_function, invert_program
-from rlang.loader import loads_unit
-from rlang.parser import parse
-from rlang.printer import format_program
+from rlang.frontend import ast
+from rlang.frontend.check import collect_errors
+from rlang.frontend.invert import invert_function, invert_program
+from rlang.frontend.loader import loads_unit
+from rlang.frontend.parser import parse
+from rlang.frontend.printer import format_program
 from rlang.span import NO_SPAN
 
 from generators import case_from_source, cases, main_calling, programs

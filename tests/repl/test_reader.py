@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlang import ast
+from rlang.frontend import ast
 from rlang.errors import ParseError
 from rlang.repl.reader import (Command, Definitions, Expression, Statements, is_complete,
                                read)

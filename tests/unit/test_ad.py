@@ -1,4 +1,4 @@
-"""Reverse-mode AD as a user sees it (rlang/ad.py, rlang/adjoint.py; LANGUAGE.md §9).
+"""Reverse-mode AD as a user sees it (rlang/ad/drivers.py, rlang/ad/gradient_interpreter.py; LANGUAGE.md §9).
 
 `rlang.gradient(m.f, args, loss=…)`: the loss forms, the shape of the result, the
 inputs left as they were, `rlang.check_grad`, shared reads, gradients through every

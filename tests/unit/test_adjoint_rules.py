@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import rlang
-from rlang import adjoint
+from rlang.ad import gradient_interpreter as adjoint
 from rlang.primitives import BUILTINS, INSTRUCTION_TABLE, OPERATOR_PARTIALS
 
 from numeric_gradients import assert_gradients_close, numeric_gradient

@@ -1,12 +1,12 @@
-"""Tests of the static checker (rlang.check): one failing and one passing program per
+"""Tests of the static checker (rlang.frontend.check): one failing and one passing program per
 rule of LANGUAGE.md §6 marked "statically", plus the plain static errors."""
 import textwrap
 
 import pytest
 
-from rlang.check import check, collect_errors, written_params
+from rlang.frontend.check import check, collect_errors, written_params
 from rlang.errors import CheckError, CheckErrors
-from rlang.loader import loads_unit
+from rlang.frontend.loader import loads_unit
 
 
 def errors(source: str) -> list[tuple[int, int, str]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rlang.parser import parse
-from rlang.printer import format_program
+from rlang.frontend.parser import parse
+from rlang.frontend.printer import format_program
 
 REPO = Path(__file__).resolve().parents[2]
 MULTIPLIER = "examples/multiplier.rev"

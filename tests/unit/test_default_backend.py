@@ -88,7 +88,7 @@ def test_rlang_backend_names_the_default(monkeypatch):
 
 
 def test_auto_without_llvmlite_is_the_interpreter(no_default, monkeypatch):
-    monkeypatch.setitem(sys.modules, "rlang.backends.llvm", None)   # import fails
+    monkeypatch.setitem(sys.modules, "rlang.backends.llvm.backend", None)   # import fails
     m = rlang.loads(SOURCE)
     assert m.backend == "auto" and m.compiled is None
     assert m.poly_(1.0, 2.0) == (11.0, 2.0)

@@ -13,7 +13,7 @@ from pygments.token import (Comment, Error, Keyword, Name, Number, Operator, Pun
                             String)
 
 from rlang.highlight import ANNOTATIONS, RevLexer
-from rlang.parser import KEYWORDS
+from rlang.frontend.parser import KEYWORDS
 from rlang.primitives import BUILTINS, CONVERSIONS, INSTRUCTION_TABLE
 
 REPO = Path(__file__).resolve().parents[2]

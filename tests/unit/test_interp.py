@@ -1,4 +1,4 @@
-"""The interpreter (rlang/interp.py and its helpers): every statement of LANGUAGE.md §6
+"""The interpreter (rlang/interp/interpreter.py and its helpers): every statement of LANGUAGE.md §6
 run forward and backward (`~m.f`), the run-time checks of §6, recursion and the call
 depth limit, `include`/`const`, main's store, and the call chain that errors carry.
 

@@ -1,4 +1,4 @@
-"""Tests of the inverter (rlang.invert), one group per statement form of the table in
+"""Tests of the inverter (rlang.frontend.invert), one group per statement form of the table in
 LANGUAGE.md §6: the inverse each form gets, that inverting twice gives the form back,
 that inverted nodes keep the spans of the nodes they come from, and, for `for` loops,
 `~begin` and `@routine`, that the inverse *runs* as the inverse (the loop visits
@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlang
-from rlang import ast
+from rlang.frontend import ast
 from rlang.errors import InternalError
-from rlang.invert import invert_body, invert_function, invert_program, invert_stmt
-from rlang.parser import parse
-from rlang.printer import format_program
+from rlang.frontend.invert import invert_body, invert_function, invert_program, invert_stmt
+from rlang.frontend.parser import parse
+from rlang.frontend.printer import format_program
 
 
 # ------------------------------------------------------------------------- helpers

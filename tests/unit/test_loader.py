@@ -1,4 +1,4 @@
-"""Reading files and resolving `include`s (rlang/loader.py; LANGUAGE.md §2, §4, §11):
+"""Reading files and resolving `include`s (rlang/frontend/loader.py; LANGUAGE.md §2, §4, §11):
 relative paths, nesting, each file once, cycles, `std/…`, and files that cannot be
 read.  Every failure is a ParseError pointing at the include (or the file).
 """
@@ -8,7 +8,7 @@ import pytest
 
 import rlang
 from rlang.errors import ParseError
-from rlang.loader import STD_DIR, load_unit, loads_unit
+from rlang.frontend.loader import STD_DIR, load_unit, loads_unit
 
 
 def test_relative_includes_resolve_against_the_including_file(tmp_path, write_rev):

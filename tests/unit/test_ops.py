@@ -1,4 +1,4 @@
-"""Operator semantics of expressions (rlang/ops.py; LANGUAGE.md §3 and §7), seen
+"""Operator semantics of expressions (rlang/interp/ops.py; LANGUAGE.md §3 and §7), seen
 through programs: each expression is the value of an allocation in `main`, and the
 test looks at the value (and its Python type) in main's store.
 """

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlang import ast
+from rlang.frontend import ast
 from rlang.errors import ParseError
-from rlang.parser import parse, parse_expression
+from rlang.frontend.parser import parse, parse_expression
 
 A, B, X, Y, I, N = (ast.Name(n) for n in ("a", "b", "x", "y!", "i", "n"))
 ONE, TWO = ast.IntLit(1), ast.IntLit(2)

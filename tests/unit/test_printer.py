@@ -1,4 +1,4 @@
-"""The canonical pretty printer (rlang/printer.py).
+"""The canonical pretty printer (rlang/frontend/printer.py).
 
 The contract: for every tree `p` the parser can produce, `parse(format_program(p)) == p`
 and printing is idempotent; the output follows one canonical style (LANGUAGE.md §6/§7)
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlang import ast
-from rlang.parser import parse, parse_expression
+from rlang.frontend import ast
+from rlang.frontend.parser import parse, parse_expression
 from rlang.primitives import INSTRUCTION_TABLE
-from rlang.printer import (
+from rlang.frontend.printer import (
     format_body,
     format_expr,
     format_function,

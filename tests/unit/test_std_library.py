@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import rlang
-from rlang.loader import STD_DIR
+from rlang.frontend.loader import STD_DIR
 
 MATH = rlang.loads('include "std/math.rev"\n')
 STATS = rlang.loads('include "std/stats.rev"\n')

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import rlang
 from rlang.cli import parse_argument
-from rlang.parser import parse_expression
+from rlang.frontend.parser import parse_expression
 from rlang.values import Stack, format_value, to_json
 
 

@@ -1,0 +1,224 @@
+"""The adjoint transform: compiled gradients by running inverses (LANGUAGE.md §9).
+
+`adjoint_module(module)` takes the lowered IR of ~f (and of everything it calls) and
+returns IR in which every float variable carries a gradient shadow (`ir_shadow`):
+the IR form of `adjoint.GradInterpreter`.  The entry's parameters are those of ~f
+followed by the gradients of its float parameters; called with f's outputs and the
+loss's gradient seeded to 1, it restores the inputs and leaves ∂loss/∂input in the
+gradient parameters.  Derived symbols are `rev_grad_…` (`rev_grad_inv_f__f64` is
+the gradient pass of `f` for f64 arguments).
+
+The statement rules are those of Note [Adjoints of executed statements] in
+rlang/ad/gradient_interpreter.py, statement for statement, so compiled and interpreted gradients
+agree.  An expression's chain rule is unrolled at compile time: its float nodes are
+evaluated once into temporaries (`materialise`, as the interpreter records them),
+then each operand receives `seed · ∂node/∂operand`, with the partial derivatives
+traced from the primitive registry (rlang/ad/symbolic.py).  Where a seed is zero the
+interpreter does not descend; here an update's chain rule runs in a branch where its
+seed is nonzero, and the seeds inside it guard their products to zero
+(`ir.Guarded`), so that an infinite partial derivative behind a zero seed gives 0,
+not NaN, in both (Note [Zero seeds], rlang/ir/guards.py).
+
+Note [Reassociable gradient sums]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A chain-rule update `g_v += seed · ∂e/∂v` only adds a term to a gradient; the
+interpreter adds the terms in the order the backward run meets them.  In a loop
+that order is a serial chain: the gradient pass of GMM's objective added
+`xc·grad[k, c] += icf[k, off + r] · qx·grad[k, r]` over r one dependent add at a
+time, half of its run time at d = 64.  These updates are marked `reassociable`, and
+the llvm backend gives their additions the `reassoc` flag, so that LLVM may keep
+several partial sums (and vectorise the loop).  Gradients then differ from the
+interpreter's in rounding only, which LANGUAGE.md allows for floats (backends agree
+to a tolerance; the tests compare within 1e-12 of the largest entry).  Values, and
+with them every restored input, are still computed in the interpreter's order.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import nodes as ir
+from ..ir.guards import when_nonzero
+from .shadow import ShadowFunction, derive_module, place_value, zero
+from .symbolic import as_f64, is_one, partials
+
+
+def adjoint_module(module: ir.Module) -> ir.Module:
+    """The gradient-carrying version of every function of `module` (the IR of ~f)."""
+    return derive_module(module, AdjointFunction)
+
+
+def scaled(seed, partial, guarded: bool = True):
+    """seed · partial, zero wherever the seed is zero (`guarded`: also where the
+    partial is not finite; not needed where the seed is known to be nonzero)."""
+    if is_one(partial):
+        return seed
+    product = ir.Binary("*", seed, partial, "f64")
+    if isinstance(partial, ir.Const) and math.isfinite(partial.value):
+        if partial.value == -1.0:
+            return ir.Unary("-", seed, "f64")
+        return product
+    return ir.Guarded((seed,), product) if guarded else product
+
+
+class AdjointFunction(ShadowFunction):
+    kind = "grad"
+
+    def accumulates(self, k: int) -> bool:
+        return k not in self.fn.written      # a read-only view's gradient is added to
+
+    # ------------------------------------------------------------ chain rule
+    def backprop(self, node, seed, values: dict, guarded: bool = True) -> list:
+        """Statements adding seed · ∂node/∂leaf to the gradient of every view `node`
+        reads; `values` holds the nodes' values (from `materialise`).  Without
+        `guarded`, the caller runs them only where the seed is nonzero (Note [Zero
+        seeds], rlang/ir/guards.py)."""
+        if isinstance(node, (ir.Read, ir.Load)):
+            place = self.leaf_place(node)
+            return [] if place is None else [ir.Update(place, "+=", seed, reassociable=True)]
+        operands = ir.operands(node)
+        shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
+        out = []
+        for k, partial in partials(shallow):
+            child, child_seed = operands[k], scaled(seed, partial, guarded)
+            if isinstance(child, (ir.Read, ir.Load)):
+                out += self.backprop(child, child_seed, values)
+                continue
+            var, alloc = self.temp(child_seed, "seed")
+            out += [alloc] + self.backprop(child, ir.Read(var), values) + \
+                [ir.Dealloc(var, None, None)]
+        return out
+
+    def leaf_place(self, leaf):
+        """The gradient place of a view an expression reads (None: no gradient)."""
+        if isinstance(leaf, ir.Read):
+            return self.shadow_place(ir.VarPlace(leaf.var, leaf.field))
+        return self.shadow_place(ir.ElemPlace(leaf.var, leaf.indices, None, leaf.field))
+
+    def gradient_into(self, expr, seed) -> list:
+        """Statements sending `seed` into `expr` (evaluated again, unchecked)."""
+        expr = ir.unchecked(expr)
+        allocs, temps, values = [], [], {}
+        self.materialise(expr, allocs, temps, values)
+        return allocs + self.backprop(expr, seed, values) + self.free_temps(temps)
+
+    # ------------------------------------------------------------ statements
+    def _update(self, stmt: ir.Update) -> list:
+        """Executed `y -= e` (forward `y += e`): y -= e; g_v += g_y · ∂e/∂v.
+        Executed `y += e`: the same with -g_y."""
+        gradient = self.shadow_place(stmt.target)
+        if gradient is None or stmt.op == "^=":
+            return [stmt]
+        allocs, temps, values = [], [], {}
+        value = self.materialise(stmt.value, allocs, temps, values)
+        g = place_value(gradient)
+        seed, seed_alloc = self.temp(g if stmt.op == "-=" else ir.Unary("-", g, "f64"), "seed")
+        chain = self.backprop(stmt.value, ir.Read(seed), values, guarded=False)
+        return allocs + [ir.Update(stmt.target, stmt.op, value, stmt.alias_checks),
+                         seed_alloc] + when_nonzero((ir.Read(seed),), chain) + \
+            [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
+
+    def rotation(self, stmt: ir.Instr, shadows: tuple) -> list:
+        """ROT / IROT rotate the gradients too and send ±(g_a·b − g_b·a) into the
+        angle (values and gradients from before)."""
+        angle, angle_alloc = self.temp(stmt.angle, "angle")
+        a, b = (as_f64(place_value(p, checked=True)) for p in stmt.places)
+        ga, gb = (place_value(s) for s in shadows)
+        torque = ir.Binary("-", ir.Binary("*", ga, b, "f64"), ir.Binary("*", gb, a, "f64"),
+                           "f64")
+        if stmt.name == "IROT":
+            torque = ir.Unary("-", torque, "f64")
+        d_angle, d_alloc = self.temp(torque, "d_angle")
+        return [angle_alloc, d_alloc,
+                ir.Instr(stmt.name, stmt.places, ir.Read(angle), stmt.alias_site),
+                ir.Instr(stmt.name, shadows, as_f64(ir.Read(angle)))] + \
+            self.gradient_into(stmt.angle, ir.Read(d_angle)) + \
+            [ir.Dealloc(d_angle, None, None), ir.Dealloc(angle, None, None)]
+
+    def _alloc(self, stmt: ir.Alloc) -> list:
+        """Executed `x ← e` (forward `x → e`): x starts with gradient zero (a copy of
+        a stack: as many zero gradients as it has items)."""
+        if isinstance(stmt.var.type, ir.StackType):
+            return [stmt] + self.zero_stack_shadow(stmt)
+        if not isinstance(stmt.var.type, str):        # an array
+            return [stmt] + self.shadow_array_alloc(stmt, copy_arrays=False)
+        shadow = self.shadow(stmt.var)
+        return [stmt] + ([] if shadow is None else [ir.Alloc(shadow, zero(shadow.type))])
+
+    def _dealloc(self, stmt: ir.Dealloc) -> list:
+        """Executed `x → e` (forward `x ← e`): g_v += g_x · ∂e/∂v, then x's gradient
+        is dropped; an array copied from another array gives its gradient back."""
+        shadow = self.shadow(stmt.var)
+        if shadow is None:
+            return [stmt]
+        out = [stmt]
+        if isinstance(stmt.var.type, ir.StackType):
+            if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
+                out = self.add_stack(self.shadow(stmt.value.var), shadow) + out
+        elif isinstance(stmt.var.type, ir.ArrayType):
+            if isinstance(stmt.value, ir.Read) and self.shadow(stmt.value.var) is not None:
+                out += self.add_array(self.shadow(stmt.value.var), shadow)
+        elif isinstance(stmt.value, ir.ComplexValue):
+            out += self.gradient_into(stmt.value.re, ir.Read(shadow, 0)) + \
+                self.gradient_into(stmt.value.im, ir.Read(shadow, 1))
+        elif stmt.value is not None:
+            out += self.gradient_into(stmt.value, ir.Read(shadow))
+        return out + [ir.Dealloc(shadow, None, None)]
+
+    def zero_stack_shadow(self, stmt: ir.Alloc) -> list:
+        """The shadow of a new stack: empty, or for a copy of a stack (`t ← s`, here
+        the inverse of the forward's `t → s`) a zero gradient per item."""
+        shadow = self.shadow(stmt.var)
+        if shadow is None:
+            return []
+        out = [ir.Alloc(shadow)]
+        if stmt.value is None:
+            return out
+        zero_item, alloc = self.temp(zero(shadow.type.elem), "zero")
+        i = self.fresh_var("i", "i64")
+        push = ir.Push(shadow, ir.VarPlace(zero_item), self.memory_site(shadow))
+        return out + [alloc, ir.For(i, ir.Const(1, "i64"), ir.Const(1, "i64"),
+                                    ir.Dim(stmt.var, None), (push,), None, None),
+                      ir.Dealloc(zero_item, None, None)]
+
+    def add_stack(self, target: ir.Var, source: ir.Var) -> list:
+        """Add the shadow stack `source`'s items to `target`'s, item by item, leaving
+        `source` empty: the executed `t → s` of a stack copied by the forward's
+        `t ← s` gives t's gradients back to s (the interpreter's rule, rlang/
+        ad/gradient_interpreter.py).  Only where the two have the same length, which the deallocation
+        check makes sure of with invcheck on; else t's gradients are dropped."""
+        elem = target.type.elem
+        n, n_alloc = self.temp(ir.Dim(source, None), "n")
+        sums = self.fresh_var("sums", ir.ArrayType(elem, 1))
+        item, item_alloc = self.temp(zero(elem), "item")
+        i = self.fresh_var("i", "i64")
+        place = ir.ElemPlace(sums, (ir.Read(i),), None)
+        last = ir.Binary("-", ir.Read(n), ir.Const(1, "i64"), "i64")
+        down = (last, ir.Const(-1, "i64"), ir.Const(0, "i64"))
+        fields = (0, 1) if elem == "complex" else (None,)
+        add = tuple(ir.Update(ir.ElemPlace(sums, (ir.Read(i),), None, f), "+=",
+                              ir.Read(item, f)) for f in fields)
+        body = (ir.Alloc(sums, None, (ir.Read(n),)),
+                ir.For(i, *down, (ir.Pop(target, place, None),), None, None),
+                ir.For(i, *down, (ir.Pop(source, ir.VarPlace(item), None),) + add, None, None),
+                ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), last,
+                       (ir.Push(target, place, self.memory_site(target)),), None, None),
+                ir.Dealloc(sums, None, None))
+        same = ir.Compare("==", ir.Dim(target, None), ir.Read(n))
+        return [n_alloc, item_alloc, ir.If((ir.Branch(same, None, body),), (), None),
+                ir.Dealloc(item, None, None), ir.Dealloc(n, None, None)]
+
+    def add_array(self, target: ir.Var, source: ir.Var) -> list:
+        """`target[i…] += source[i…]` over the common extents (loops over each axis)."""
+        indices = [self.fresh_var("i", "i64") for _ in range(target.type.ndim)]
+        reads = tuple(ir.Read(i) for i in indices)
+        fields = (0, 1) if target.type.elem == "complex" else (None,)
+        body = tuple(ir.Update(ir.ElemPlace(target, reads, None, f), "+=",
+                               ir.Load(source, reads, None, f)) for f in fields)
+        for axis in reversed(range(target.type.ndim)):
+            a, b = ir.Dim(target, axis), ir.Dim(source, axis)
+            extent = ir.Select(ir.Compare("<", a, b), a, b, "i64")
+            last = ir.Binary("-", extent, ir.Const(1, "i64"), "i64")
+            body = (ir.For(indices[axis], ir.Const(0, "i64"), ir.Const(1, "i64"), last, body,
+                           None, None),)
+        return list(body)
+

@@ -1,0 +1,324 @@
+"""Compiled gradients (and Hessians) on the llvm backend: the drivers.
+
+`compiled_gradient(functions, name, args, loss, inverse)` is `rlang.gradient` for a
+module loaded with `backend="llvm"`, and mirrors the interpreter's driver
+(rlang/ad/drivers.py) step for step: run f forward (compiled), seed the loss's gradient
+with 1, run the gradient pass — the adjoint of ~f's IR (rlang/ad/adjoint_ir.py), compiled —
+which restores the inputs (arrays in place) and leaves the gradients in its
+gradient arguments.  Results have the interpreter's form: a float per float scalar,
+an f64 array per float array, None for integers and bools.  `compiled_hessian` is
+`rlang.hessian`, forward over reverse with the tangent transform (ad/tangent_ir.py).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..frontend import ast
+from ..ir import nodes as ir
+from .drivers import loss_location, resolve_loss
+from ..errors import RlangError, RlangTypeError
+from .adjoint_ir import AdjointFunction, adjoint_module
+from ..ir.outputs import accumulate_only
+from .shadow import shadow_type
+from ..lower.argument_types import type_of_value
+from ..lower.statements import lower, symbol_of
+from ..numbers import ULog, ULogArray
+from ..values import Stack, read_element
+from .tangent_ir import TangentFunction, tangent_module
+from ..backends.llvm.backend import signature_of
+from ..backends.llvm.emit import emit_module
+
+
+def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
+    """The gradients (see the module docstring).  Device arrays (cuda backend) get
+    device arrays of gradients, which stay on the device."""
+    signature = signature_of(args)
+    key = _plan_key(name, signature, loss, inverse)
+    plan = functions.plans.get(key) if key is not None else None
+    if plan is not None and plan.added is not None:
+        result = _without_forward(functions, plan, name, args, inverse, signature)
+        if result is not None:
+            return result
+    if plan is None:        # compile both passes before anything runs: a refusal
+        types = functions.types_of(functions.bind(name, args))         # leaves the
+        functions.native(name, types, inverse)                          # arguments
+        functions.native(name, types, inverse, derivative="grad")       # untouched
+    outputs = functions.call(name, args, inverse)
+    if plan is None or not plan.fits(outputs):
+        plan = _GradientPlan(functions, name, outputs, loss, inverse)
+        if key is not None and plan.constant_loss:      # (plain arguments only)
+            functions.plans[key] = plan
+    return _gradient_pass(functions, plan, outputs)
+
+
+def _gradient_pass(functions, plan, outputs: list) -> tuple:
+    """Seed the loss, run the gradient pass from `outputs`, return the gradients."""
+    gradients = plan.zero_gradients(outputs)
+    position, index = plan.position, plan.index
+    seed = 1j if plan.part == "im" else _seed(outputs[position], index)
+    _set(gradients, position, index,
+         complex(seed) if isinstance(gradients[position], complex) else seed)
+    if plan.on_device:
+        gradients = [_on_device(g) if device and g is not None else g
+                     for g, device in zip(gradients, plan.on_device)]
+    new = functions.run(plan.native, plan.symbol,
+                        outputs + [g for g in gradients if g is not None])
+    returned = _returned(gradients, new[len(outputs):])
+    for k in plan.log_space:
+        returned[k] = _in_value_space(returned[k], new[k])
+    return tuple(returned)
+
+
+def _without_forward(functions, plan, name: str, args: list, inverse: bool, signature):
+    """The gradients by the pass alone, started from the inputs, with the arrays the
+    function adds to copied (Note [Gradients without the forward run],
+    rlang/ir/outputs.py); None where the arguments (of `signature_of` `signature`)
+    do not conform as they are or the pass fails (the caller then runs the forward
+    run and the pass)."""
+    if not functions.conforms(name, signature, inverse) or not plan.fits(args):
+        return None
+    outputs = [value.copy() if k in plan.added and isinstance(value, np.ndarray) else value
+               for k, value in enumerate(args)]
+    try:
+        return _gradient_pass(functions, plan, outputs)
+    except RlangError:
+        return None
+
+
+def _plan_key(name: str, signature, loss, inverse: bool):
+    """What a gradient plan depends on, or None where it cannot be reused (arguments
+    that are converted on every call: `signature` None, a loss that is not a plain
+    key)."""
+    if signature is None or not isinstance(loss, (str, int, tuple)):
+        return None
+    try:
+        hash(loss)
+    except TypeError:
+        return None
+    return (name, inverse, signature, loss)
+
+
+class _GradientPlan:
+    """What a gradient call needs that depends only on the function, its argument
+    types and the loss: the types, the compiled gradient pass and its symbol, the
+    loss's position and element, and how to make each zero gradient.  Building one
+    checks the loss against `outputs` (with the interpreter's errors).  A plan is
+    reused for later calls with arguments of the same kinds when the loss names a
+    constant element (`constant_loss`) that `fits` the arrays of the call."""
+
+    def __init__(self, functions, name: str, outputs: list, loss, inverse: bool):
+        fn = functions.unit.functions[name]
+        view = resolve_loss(fn, loss)
+        self.part = view.name if isinstance(view, ast.Field) else None
+        base = view.base if self.part else view
+        host = [_stand_in(v) for v in outputs]
+        try:
+            self.position, self.index = loss_location(fn, host, base)
+        except RlangTypeError:      # say it with the values themselves
+            loss_location(fn, [_stand_in(v, copy=True) for v in outputs], base)
+            raise
+        self.constant_loss = not isinstance(base, ast.Index) or all(
+            isinstance(i, ast.IntLit) for i in base.indices)
+        # device arrays (cuda): their gradients are made on the host, then moved
+        self.on_device = tuple(_is_device(v) for v in outputs)
+        self.on_device = self.on_device if any(self.on_device) else None
+        outputs = host
+        self.types = tuple(type_of_value(v) for v in outputs)
+        self.native = functions.native(name, self.types, inverse, derivative="grad")
+        self.symbol = AdjointFunction.symbol(symbol_of(name, self.types, not inverse))
+        # plain: every gradient is a float or complex scalar or a NumPy array (no
+        # stacks, no ulog or fixed arrays), made by `zeros[k]` (a dtype or a type)
+        shadows = [shadow_type(t) for t in self.types]
+        self.plain = not any(isinstance(s, ir.StackType) for s in shadows) and \
+            all(type(v) is np.ndarray or not isinstance(v, np.ndarray) for v in outputs)
+        self.zeros = [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, outputs)]
+        # the ulog arguments, whose gradients come back in log space (_in_value_space)
+        self.log_space = [k for k, t in enumerate(self.types)
+                          if "ulog" in (t, getattr(t, "elem", None))]
+        # the parameters f only adds to, where the pass needs no forward run
+        self.added = None
+        if functions.forward_free_gradients and not functions.invcheck and self.plain \
+                and not isinstance(outputs[self.position], ULog):
+            self.added = accumulate_only(lower(functions.unit, name, self.types, inverse,
+                                               False))
+
+    def zero_gradients(self, outputs: list) -> list:
+        """A zero gradient per argument (None for integers and bools)."""
+        if not self.plain:
+            return [_zero_gradient(v, t) for v, t in zip(outputs, self.types)]
+        return [None if kind is None else np.zeros(tuple(v.shape), dtype=kind)
+                if kind in (np.float64, np.complex128) else kind()
+                for v, kind in zip(outputs, self.zeros)]
+
+    def fits(self, outputs: list) -> bool:
+        """Whether the loss element is inside the arrays of this call."""
+        if self.index is None:
+            return True
+        shape = outputs[self.position].shape
+        return all(0 <= i < n for i, n in zip(self.index, shape))
+
+
+def _zero_kind(shadow, value):
+    """How to make the zero gradient of `value`: a NumPy dtype for an array, the
+    Python type (called with no argument) for a scalar."""
+    complex_ = shadow == "complex" or getattr(shadow, "elem", None) == "complex"
+    if isinstance(value, np.ndarray):
+        return np.complex128 if complex_ else np.float64
+    return complex if complex_ else float
+
+
+#: Types of values that are never device arrays (checked first: most calls).
+_HOST_TYPES = (np.ndarray, float, int, complex, bool, type(None))
+
+
+def _is_device(value) -> bool:
+    if isinstance(value, _HOST_TYPES):
+        return False
+    from ..backends.cuda.runtime import is_device_array
+
+    return is_device_array(value)
+
+
+def _stand_in(value, copy: bool = False):
+    """A device array as the host sees it to find the loss: zeros of its shape and
+    dtype (the loss view's place and type need no values), or with `copy` its values;
+    other values as they are."""
+    if not _is_device(value):
+        return value
+    return value.copy_to_host() if copy else np.zeros(tuple(value.shape), dtype=value.dtype)
+
+
+def _on_device(array: np.ndarray):
+    from ..backends.cuda.runtime import cuda
+
+    return cuda().to_device(array)
+
+
+def _seed(loss_value, index) -> float:
+    """The gradient a loss starts with: 1, or for a ulog loss x = e^ℓ, since ulog
+    gradients are kept in log space (Note [Gradients of ulog values], ad/gvar.py)."""
+    if isinstance(loss_value, ULog):
+        return float(loss_value)
+    if isinstance(loss_value, ULogArray):
+        return float(read_element(loss_value, index))
+    return 1.0
+
+
+def _in_value_space(gradient, value):
+    """A log-space gradient of a ulog input as ∂L/∂x = ∂L/∂ℓ · e^(−ℓ) (as rlang/ad/drivers.py
+    reports it); other gradients unchanged."""
+    if isinstance(value, ULog):
+        return gradient * math.exp(-value.log) if value.log > -math.inf else math.nan
+    if isinstance(value, ULogArray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return gradient * np.exp(-np.asarray(value, dtype=np.float64))
+    return gradient
+
+
+def _zero_gradient(value, t):
+    """The zero gradient of a float argument (None for integers and bools); for a
+    stack of floats, a stack of as many zeros (its items carry no gradient in, as
+    the interpreter's plain items do not)."""
+    shadow = shadow_type(t)
+    if shadow is None:
+        return None
+    if isinstance(shadow, ir.StackType):
+        return Stack(shadow.elem, [0j if shadow.elem == "complex" else 0.0] * len(value.items))
+    kind = _zero_kind(shadow, value)
+    return np.zeros(value.shape, dtype=kind) if isinstance(value, np.ndarray) else kind()
+
+
+def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
+                     derivative: str):
+    """The IR and LLVM modules of a derivative of one specialisation: "grad", the
+    gradient pass of `name` (the adjoint of its inverse); "tan", the tangent
+    transform of `name`; "tan_grad", the tangent transform of the gradient pass."""
+    if derivative == "tan":
+        module = tangent_module(lower(unit, name, types, inverse, invcheck))
+    else:
+        module = adjoint_module(lower(unit, name, types, not inverse, invcheck))
+        if derivative == "tan_grad":
+            module = tangent_module(module)
+    return module, emit_module(module, report_locals=False)
+
+
+def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:
+    """`rlang.hessian` on the llvm backend: for each float input k, the tangent
+    transform of f (tangent e_k) gives the outputs and their tangents, and the tangent
+    transform of the gradient pass gives column k in the gradients' tangents.  The
+    caller's arguments are not touched."""
+    fn = functions.unit.functions[name]
+    if any(_is_device(a) for a in args):
+        raise RlangTypeError("rlang.hessian takes NumPy arrays, not device arrays (copy them "
+                             "to the host with copy_to_host())")
+    values = functions.bind(name, args)
+    types = tuple(type_of_value(v) for v in values)
+    # stacks are not inputs (their items carry no tangent in, as the interpreter's
+    # plain items do not) but carry shadow stacks through both runs
+    inputs = [(p, i) for p, v in enumerate(values) if shadow_type(types[p]) is not None
+              and not isinstance(v, Stack)
+              for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
+    forward = functions.native(name, types, inverse, derivative="tan")
+    backward = functions.native(name, types, inverse, derivative="tan_grad")
+    forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
+    backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
+        symbol_of(name, types, not inverse)))
+    view = resolve_loss(fn, loss)
+    columns = []
+    for k in range(len(inputs)):
+        tangents = [_zero_gradient(v, t) for v, t in zip(values, types)]
+        _set(tangents, *inputs[k])
+        copies = [v.copy() if isinstance(v, (np.ndarray, Stack)) else v for v in values]
+        shadows = [t for t in tangents if t is not None]
+        new = functions.run(forward, forward_symbol, copies + shadows)
+        outputs = new[:len(values)]
+        output_tangents = _returned(tangents, new[len(values):], stacks=True)
+        position, index = loss_location(fn, outputs, view)
+        gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
+        _set(gradients, position, index)
+        grads = [g for g in gradients if g is not None]
+        zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
+                 np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
+        new = functions.run(backward, backward_symbol,
+                            outputs + grads + [t for t in output_tangents if t is not None]
+                            + zeros)
+        second = _returned(zeros, new[-len(zeros):]) if zeros else []
+        column = iter(second)
+        by_position = [None if g is None else next(column) for g in gradients]
+        columns.append([by_position[p] if i is None else by_position[p][i] for p, i in inputs])
+    n = len(inputs)
+    return np.array(columns, dtype=np.float64).T.reshape(n, n)
+
+
+def _set(shadows: list, position: int, index, value: float = 1.0) -> None:
+    """Put `value` into a shadow: a scalar, or one element of an array."""
+    if index is None:
+        shadows[position] = value
+    else:
+        shadows[position][index] = value
+
+
+def _returned(shadows: list, new: list, stacks: bool = False) -> list:
+    """The shadows after a call: arrays were updated in place, scalars come back;
+    a shadow stack comes back with `stacks` (as the tangents a later run takes),
+    else as None (no gradient is reported for a stack)."""
+    values = iter(new)
+    out = []
+    for shadow in shadows:
+        if shadow is None:
+            out.append(None)
+            continue
+        value = next(values)
+        kind = type(shadow)
+        if kind is np.ndarray:
+            out.append(shadow)
+        elif kind is float or kind is complex:
+            out.append(kind(value))
+        elif isinstance(shadow, Stack):
+            out.append(value if stacks else None)
+        else:
+            out.append(shadow if isinstance(shadow, np.ndarray) or _is_device(shadow) else
+                       complex(value) if isinstance(shadow, complex) else float(value))
+    return out

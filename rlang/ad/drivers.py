@@ -1,0 +1,335 @@
+"""Reverse-mode AD by running inverses (LANGUAGE.md §9): the drivers.
+
+    rlang.gradient(m.f, args, loss="y!")     # one entry per argument
+    rlang.check_grad(m.f, args, loss="y!")   # against central finite differences
+
+The driver is short, as the design asks: run f forward; wrap every float in a GVar
+with gradient zero; set the loss view's gradient to 1; run ~f over the GVars
+(`adjoint.GradInterpreter`).  The backward run restores the inputs (arrays in
+place), so the caller's arguments are left as they were.
+
+A loss is a parameter name (`"y!"`), a position (`0`), `(name, index)` for an
+array element, or the text of a view (`"y[2]"`, `"z.re"`).  Gradients are reported
+for float, fixed, complex and ulog parameters (complex as ∂/∂re + i·∂/∂im; the
+CLI prints `[∂/∂re, ∂/∂im]`); integers and bools get None.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..frontend import ast
+from .gradient_interpreter import GradInterpreter, wrap
+from ..deep import run_deep
+from ..dual import Dual, refuse_tangent
+from ..interp.interpreter import Interpreter
+from ..errors import RlangError, RlangTypeError
+from .gvar import GVar, value_of
+from ..numbers import F32, Fixed, FixedArray, ULog, ULogArray
+from ..frontend.parser import parse_expression
+from ..values import Stack, format_value, read_element, write_element
+
+
+def gradient(function, args, loss) -> tuple:
+    """The gradient of the final value of `loss` with respect to the initial value of
+    every argument of `function` (an `api.Function`)."""
+    module = function.module
+    fn = module.unit.functions[function.name]
+    if module.compiled is not None:
+        from .compiled import compiled_gradient
+
+        result = module.compiled_or_none(compiled_gradient, function.name, list(args), loss,
+                                         function.inverse)
+        if result is not None:
+            return result
+    outputs = list(function(*args))
+    target = resolve_loss(fn, loss)
+    engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+    values = [wrap(value) for value in outputs]
+    _seed(engine, fn, values, target)
+    final = run_deep(engine.run, function.name, values, not function.inverse)
+    for value in final:
+        if isinstance(value, Stack):    # give the caller's stacks back their plain values
+            value.items[:] = [value_of(item) for item in value.items]
+    return tuple(_gradient_of(engine, value) for value in final)
+
+
+def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
+    """The loss as a view of one of `fn`'s parameters."""
+    names = [p.name for p in fn.params]
+    if isinstance(loss, bool):
+        raise RlangError(f"loss must name a parameter of `{fn.name}`, got {loss!r}")
+    if isinstance(loss, int):
+        if not 0 <= loss < len(names):
+            raise RlangError(f"loss position {loss} is not a parameter of `{fn.name}` "
+                             f"(it has {len(names)})")
+        return ast.Name(names[loss])
+    if isinstance(loss, tuple) and len(loss) == 2:
+        name, index = loss
+        index = index if isinstance(index, tuple) else (index,)
+        if not isinstance(name, str) or not index or not all(
+                isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index):
+            raise RlangError(f"loss {loss!r}: write (name, index) with integer indices")
+        view = ast.Index(ast.Name(name), tuple(ast.IntLit(int(i)) for i in index))
+    elif isinstance(loss, str):
+        view = parse_expression(loss, "<loss>")
+    else:
+        raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
+    root = ast.view_root(view)
+    if isinstance(view, ast.Field) and (view.name not in ("re", "im")
+                                        or isinstance(view.base, ast.Field)):
+        raise RlangError(f"loss {loss!r}: a complex number has the fields .re and .im")
+    if not ast.is_view(view) or root is None:
+        raise RlangError(f"loss {loss!r} is not a view (a name, `name[i]` or `name.re`)")
+    if root.id not in names:
+        raise RlangError(f"loss {loss!r}: `{root.id}` is not a parameter of `{fn.name}`; "
+                         f"its parameters are {', '.join(names)}")
+    return view
+
+
+def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
+    env = dict(zip((p.name for p in fn.params), values))
+    ref = engine.evaluator.ref(view, env)
+    value = engine.value(ref)
+    check_loss_value(view, value)
+    engine.set_grad(ref, float(value) if isinstance(value, ULog) else 1.0)
+    for i, param in enumerate(fn.params):
+        values[i] = env[param.name]
+
+
+def check_loss_value(view, value) -> None:
+    """A loss must be a float, fixed, complex or ulog scalar."""
+    if isinstance(value, np.ndarray) or not (isinstance(value, (float, complex, Fixed, ULog,
+                                                                Dual))
+                                             and not isinstance(value, bool)):
+        raise RlangTypeError(f"the loss `{_text(view)}` must be a float, fixed, complex or "
+                             f"ulog scalar, got {format_value(value)}")
+
+
+def loss_location(fn: ast.Function, values: list, view) -> tuple:
+    """(parameter position, element index or None) of a loss view of `fn` whose
+    parameters hold `values`; the view's value is checked as a loss."""
+    from ..interp.evaluate import Evaluator
+
+    env = dict(zip((p.name for p in fn.params), values))
+    evaluator = Evaluator({})
+    check_loss_value(view, evaluator.eval(view, env))
+    position = [p.name for p in fn.params].index(ast.view_root(view).id)
+    if isinstance(view, ast.Index):
+        return position, tuple(int(evaluator.eval(i, env)) for i in view.indices)
+    return position, None
+
+
+def _text(view) -> str:
+    from ..frontend.printer import format_expr
+    return format_expr(view)
+
+
+def _gradient_of(engine: GradInterpreter, value):
+    if type(value) is GVar:
+        if isinstance(value.x, complex):
+            return complex(value.g)
+        grad = float(value.g.real if isinstance(value.g, complex) else value.g)
+        if isinstance(value.x, ULog):           # ∂L/∂x = ∂L/∂ℓ · e^(−ℓ)
+            return grad * math.exp(-value.x.log) if value.x.log > -math.inf else math.nan
+        return grad
+    if isinstance(value, np.ndarray):
+        grad = engine.grads.of(value)
+        if grad is not None and isinstance(value, ULogArray):
+            with np.errstate(over="ignore", invalid="ignore"):
+                return grad * np.exp(-np.asarray(value, dtype=np.float64))
+        return None if grad is None else grad.copy()
+    return None
+
+
+def check_grad(function, args, loss, step: float = 1e-6, rtol: float = 1e-4,
+               atol: float = 1e-6) -> bool:
+    """Compare `gradient` with central finite differences of the loss, for every float
+    input (array elements one by one).  The state is restored between evaluations by
+    running the inverse, not by copying.  Returns True when they agree; raises an
+    RlangError naming the first input where they do not."""
+    grads = gradient(function, args, loss)
+    fn = function.module.unit.functions[function.name]
+    view = resolve_loss(fn, loss)
+    for position, (arg, grad) in enumerate(zip(args, grads)):
+        if grad is None:
+            continue
+        for index in (np.ndindex(np.shape(arg)) if isinstance(arg, np.ndarray) else [None]):
+            numeric = _central_difference(function, args, view, position, index, step)
+            analytic = grad[index] if index is not None else grad
+            if isinstance(analytic, complex):
+                analytic = analytic.real
+            if abs(numeric - analytic) > atol + rtol * abs(numeric):
+                where = fn.params[position].name + ("" if index is None else str(list(index)))
+                raise RlangError(f"gradient check failed at `{where}`: analytic "
+                                 f"{analytic!r}, finite difference {numeric!r}")
+    return True
+
+
+def _central_difference(function, args, view, position, index, step) -> float:
+    values = []
+    for delta in (step, -step):
+        shifted = list(args)
+        if index is None:
+            shifted[position] = _shifted(args[position], delta)
+        else:
+            array = args[position]
+            saved = np.ndarray.__getitem__(array, index)
+            write_element(array, index, _shifted(read_element(array, index), delta))
+        outputs = function(*shifted)
+        values.append(_loss_value(function, outputs, view))
+        (~function)(*outputs)                   # restore the state by running backward
+        if index is not None:
+            np.ndarray.__setitem__(array, index, saved)     # the element, bit for bit
+    return (values[0] - values[1]) / (2 * step)
+
+
+def _shifted(value, delta):
+    """value + delta in the value's own number system."""
+    if isinstance(value, (Fixed, ULog)):
+        return type(value).from_value(float(value) + delta)
+    return value + delta
+
+
+def _loss_value(function, outputs, view) -> float:
+    from ..interp.evaluate import Evaluator
+
+    fn = function.module.unit.functions[function.name]
+    env = dict(zip((p.name for p in fn.params), outputs))
+    value = Evaluator({}).eval(view, env)
+    return float(value.real if isinstance(value, complex) else value)
+
+
+def jacobian(function, args, inputs=None, outputs=None) -> np.ndarray:
+    """∂(outputs)/∂(inputs) at `args` as a matrix: one row per output scalar, one column
+    per input scalar, arrays flattened in C order.  `inputs` and `outputs` are
+    parameter names (or positions); by default every float parameter.  Each row is
+    one gradient run (reverse mode: one backward pass per output)."""
+    fn = function.module.unit.functions[function.name]
+    names = [p.name for p in fn.params]
+    float_params = [n for n, value in zip(names, args) if _differentiable(value)]
+    inputs = _param_names(fn, inputs, float_params)
+    outputs = _param_names(fn, outputs, float_params)
+    rows = []
+    for name in outputs:
+        position = names.index(name)
+        shape = np.shape(args[position])
+        for index in (np.ndindex(shape) if shape else [None]):
+            loss = name if index is None else (name, index)
+            grads = gradient(function, args, loss)
+            rows.append(np.concatenate([
+                np.ravel(np.real(grads[names.index(i)])) if grads[names.index(i)] is not None
+                else np.zeros(np.size(args[names.index(i)])) for i in inputs]))
+    return np.array(rows)
+
+
+def _differentiable(value) -> bool:
+    """Whether a parameter value has a gradient: floats, fixed and complex numbers
+    and arrays of them."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" or isinstance(value, FixedArray)
+    if isinstance(value, (list, tuple)):
+        return _differentiable(np.asarray(value))
+    return isinstance(value, (float, complex, Fixed)) and not isinstance(value, bool)
+
+
+def _param_names(fn, chosen, default) -> list:
+    names = [p.name for p in fn.params]
+    if chosen is None:
+        return list(default)
+    chosen = [chosen] if isinstance(chosen, (str, int)) else list(chosen)
+    result = []
+    for item in chosen:
+        name = names[item] if isinstance(item, int) and 0 <= item < len(names) else item
+        if name not in names:
+            raise RlangError(f"`{item}` is not a parameter of `{fn.name}`")
+        result.append(name)
+    return result
+
+
+def hessian(function, args, loss) -> np.ndarray:
+    """The Hessian of the final value of `loss` with respect to the initial values of
+    the float inputs (scalars and array elements, flattened in argument order; C
+    order within an array), by forward over reverse: for each input direction k the
+    function runs forward on dual numbers whose tangent is e_k, then ~f runs over
+    GVars of dual numbers; the tangent parts of the gradients are column k.  The
+    caller's arguments are not touched (the runs work on copies)."""
+    module = function.module
+    fn = module.unit.functions[function.name]
+    if module.compiled is not None:
+        from .compiled import compiled_hessian
+
+        result = module.compiled_or_none(compiled_hessian, function.name, list(args), loss,
+                                         function.inverse)
+        if result is not None:
+            return result
+    target = resolve_loss(fn, loss)
+    inputs = _flat_float_inputs(args)
+    columns = []
+    for k in range(len(inputs)):
+        dual_args = _dual_arguments(args, inputs, k)
+        forward = Interpreter(module.unit, invcheck=module.invcheck)
+        forward.evaluator.dual_mode = True
+        outputs = run_deep(forward.call, function.name, dual_args, function.inverse)
+        engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+        engine.evaluator.dual_mode = True
+        values = [wrap(value) for value in outputs]
+        _seed(engine, fn, values, target)
+        final = run_deep(engine.run, function.name, values, not function.inverse)
+        columns.append([_tangent(_dual_gradient(engine, final[position], index))
+                        for position, index in inputs])
+    return np.array(columns, dtype=np.float64).T.reshape(len(inputs), len(inputs))
+
+
+def _flat_float_inputs(args) -> list:
+    """(argument position, index or None) of every float scalar input."""
+    inputs = []
+    for position, value in enumerate(args):
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            inputs.extend((position, index) for index in np.ndindex(value.shape))
+        elif isinstance(value, (list, tuple)):
+            array = np.asarray(value)
+            if array.dtype.kind == "f":
+                inputs.extend((position, index) for index in np.ndindex(array.shape))
+        elif isinstance(value, (float, np.floating)):
+            inputs.append((position, None))
+    return inputs
+
+
+def _dual_arguments(args, inputs, k) -> list:
+    """Copies of the arguments with float values as dual numbers, tangent 1 at the
+    k-th input and 0 elsewhere.  f32 inputs are refused: the interpreter's dual
+    numbers are f64 (the llvm backend computes such Hessians)."""
+    position_k, index_k = inputs[k]
+    dual_args = []
+    for position, value in enumerate(args):
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        if isinstance(value, (F32, np.float32)) or \
+                isinstance(value, np.ndarray) and value.dtype == np.float32:
+            refuse_tangent(Dual(0.0, 1.0), "f32")
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            duals = np.empty(value.shape, dtype=object)
+            for index in np.ndindex(value.shape):
+                duals[index] = Dual(value[index], 1.0 if (position, index) == inputs[k] else 0.0)
+            dual_args.append(duals)
+        elif isinstance(value, (float, np.floating)):
+            dual_args.append(Dual(value, 1.0 if position == position_k and index_k is None
+                                  else 0.0))
+        elif isinstance(value, np.ndarray):
+            dual_args.append(value.copy())
+        else:
+            dual_args.append(value)
+    return dual_args
+
+
+def _dual_gradient(engine, value, index):
+    if index is None:
+        return value.g if type(value) is GVar else 0.0
+    grad = engine.grads.of(value)
+    return 0.0 if grad is None else grad[index]
+
+
+def _tangent(value) -> float:
+    return value.b if type(value) is Dual else 0.0

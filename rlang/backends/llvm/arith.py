@@ -1,0 +1,285 @@
+"""LLVM IR for arithmetic operators and registry functions (rlang/interp/ops.py semantics).
+
+`emit_binary(em, e)` and `emit_builtin(em, e)` take the expression emitter and an
+`ir.Binary` / `ir.Builtin` whose operands already have the operation's type.
+f32 operations are computed in f64 and rounded once, as the interpreter does (for
+`+ - * /` this equals the native f32 operation, and LLVM shrinks it back).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ...errors import InternalError
+from .expr import F64, I1, I64, llvm_type
+
+
+def emit_binary(em, e):
+    left, right = em.expr(e.left), em.expr(e.right)
+    t = e.type
+    if t == "bool":
+        return {"&": em.builder.and_, "|": em.builder.or_, "^": em.builder.xor}[e.op](left,
+                                                                                     right)
+    if t in ("f32", "f64"):
+        x, y = em.to_f64(left, t), em.to_f64(right, t)
+        return em.from_f64(_float_op(em, e.op, x, y), t)
+    if t == "fixed" and e.op in ("*", "/"):
+        from .systems import fixed_divide, fixed_multiply
+
+        return fixed_multiply(em, left, right) if e.op == "*" else \
+            fixed_divide(em, e, left, right)
+    return _int_op(em, e, left, right, llvm_type(t))
+
+
+def _float_op(em, op, x, y):
+    b = em.builder
+    if op == "+":
+        return b.fadd(x, y)
+    if op == "-":
+        return b.fsub(x, y)
+    if op == "*":
+        return b.fmul(x, y)
+    if op == "/":
+        return b.fdiv(x, y)
+    if op == "**":
+        return em.call_math("pow", [x, y])
+    helper = _float_floordiv(em) if op == "//" else _float_mod(em)
+    return b.call(helper, [x, y])
+
+
+def _float_helper(em, name: str, build) -> ll.Function:
+    existing = em.out.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ll.Function(em.out, ll.FunctionType(F64, [F64, F64]), name=name)
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    build(em, fn, b, *fn.args)
+    return fn
+
+
+def _float_floordiv(em):
+    """Python's float `//`; x // 0.0 is x / 0.0 (±inf), 0.0 // 0.0 is nan."""
+
+    def build(em, fn, b, x, y):
+        zero = ll.Constant(F64, 0.0)
+        fmod = em.runtime("fmod", F64, [F64, F64])
+        floor = em.runtime("floor", F64, [F64])
+        copysign = em.runtime("copysign", F64, [F64, F64])
+        mod = b.call(fmod, [x, y])
+        div = b.fdiv(b.fsub(x, mod), y)
+        adjust = b.and_(b.fcmp_ordered("!=", mod, zero),
+                        b.xor(b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", mod, zero)))
+        div = b.select(adjust, b.fsub(div, ll.Constant(F64, 1.0)), div)
+        floored = b.call(floor, [div])
+        floored = b.select(b.fcmp_ordered(">", b.fsub(div, floored), ll.Constant(F64, 0.5)),
+                           b.fadd(floored, ll.Constant(F64, 1.0)), floored)
+        result = b.select(b.fcmp_unordered("!=", div, zero), floored,
+                          b.call(copysign, [zero, b.fdiv(x, y)]))
+        by_zero = b.select(b.fcmp_ordered("==", x, zero), ll.Constant(F64, float("nan")),
+                           b.fdiv(x, y))
+        b.ret(b.select(b.fcmp_ordered("==", y, zero), by_zero, result))
+
+    return _float_helper(em, "rev_floordiv_f64", build)
+
+
+def _float_mod(em):
+    """Python's float `%`; nan when y is 0 or x is not finite (rlang/interp/ops.py)."""
+
+    def build(em, fn, b, x, y):
+        zero = ll.Constant(F64, 0.0)
+        fmod = em.runtime("fmod", F64, [F64, F64])
+        copysign = em.runtime("copysign", F64, [F64, F64])
+        fabs = em.runtime("fabs", F64, [F64])
+        mod = b.call(fmod, [x, y])
+        flip = b.xor(b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", mod, zero))
+        nonzero = b.select(flip, b.fadd(mod, y), mod)
+        result = b.select(b.fcmp_ordered("!=", mod, zero), nonzero, b.call(copysign, [zero, y]))
+        finite = b.fcmp_ordered("<", b.call(fabs, [x]), ll.Constant(F64, float("inf")))
+        valid = b.and_(finite, b.fcmp_ordered("!=", y, zero))
+        b.ret(b.select(valid, result, ll.Constant(F64, float("nan"))))
+
+    return _float_helper(em, "rev_mod_f64", build)
+
+
+def _int_op(em, e, a, b_, lltype):
+    b = em.builder
+    op = e.op
+    if op == "+":
+        return b.add(a, b_)
+    if op == "-":
+        return b.sub(a, b_)
+    if op == "*":
+        return b.mul(a, b_)
+    if op in ("&", "|", "^"):
+        return {"&": b.and_, "|": b.or_, "^": b.xor}[op](a, b_)
+    if op in ("<<", ">>"):
+        return _shift(em, op, a, b_, lltype)
+    if op == "**":
+        em.fail_if(b.icmp_signed("<", b_, ll.Constant(lltype, 0)), e.site,
+                   [_wide(em, a, lltype), _wide(em, b_, lltype)])
+        return b.call(_int_power(em, lltype), [a, b_])
+    em.fail_if(b.icmp_signed("==", b_, ll.Constant(lltype, 0)), e.site, [_wide(em, a, lltype)])
+    if op == "//":
+        return floor_div_int(em, a, b_, lltype)
+    return floor_mod_int(em, a, b_, lltype)
+
+
+def _wide(em, value, lltype):
+    return em.builder.sext(value, I64) if lltype != I64 else value
+
+
+def _safe_divisor(em, a, b_, lltype):
+    """A divisor that cannot trap (0 and -1 become 1), and whether it was -1."""
+    b = em.builder
+    minus_one = b.icmp_signed("==", b_, ll.Constant(lltype, -1))
+    unsafe = b.or_(minus_one, b.icmp_signed("==", b_, ll.Constant(lltype, 0)))
+    return b.select(unsafe, ll.Constant(lltype, 1), b_), minus_one
+
+
+def floor_div_int(em, a, b_, lltype):
+    """Python's `a // b` on wrapping integers (b == 0 gives 0: the check is elsewhere)."""
+    b = em.builder
+    divisor, minus_one = _safe_divisor(em, a, b_, lltype)
+    q = b.sdiv(a, divisor)
+    r = b.srem(a, divisor)
+    zero = ll.Constant(lltype, 0)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", divisor, zero)))
+    q = b.select(adjust, b.sub(q, ll.Constant(lltype, 1)), q)
+    q = b.select(minus_one, b.neg(a), q)
+    return b.select(b.icmp_signed("==", b_, zero), zero, q)
+
+
+def floor_mod_int(em, a, b_, lltype):
+    b = em.builder
+    divisor, minus_one = _safe_divisor(em, a, b_, lltype)
+    r = b.srem(a, divisor)
+    zero = ll.Constant(lltype, 0)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", divisor, zero)))
+    r = b.select(adjust, b.add(r, divisor), r)
+    return b.select(b.or_(minus_one, b.icmp_signed("==", b_, zero)), zero, r)
+
+
+def _shift(em, op, a, s, lltype):
+    """Python's shifts (a negative count shifts the other way), wrapped to the width."""
+    b = em.builder
+    width = lltype.width
+    s = b.sext(s, I64) if s.type != I64 else s
+    negative = b.icmp_signed("<", s, ll.Constant(I64, 0))
+    magnitude = b.select(negative, b.neg(s), s)
+    left = op == "<<"
+    go_left = b.xor(negative, ll.Constant(I1, int(left)))
+    too_far = b.icmp_unsigned(">=", magnitude, ll.Constant(I64, width))
+    count = b.trunc(magnitude, lltype) if lltype != I64 else magnitude
+    shifted_left = b.select(too_far, ll.Constant(lltype, 0), b.shl(a, count))
+    clamped = b.select(too_far, ll.Constant(lltype, width - 1), count)
+    shifted_right = b.ashr(a, clamped)
+    return b.select(go_left, shifted_left, shifted_right)
+
+
+def _int_power(em, lltype):
+    """`rev_ipow_iN(x, n)`: x**n by squaring, wrapping (n ≥ 0)."""
+    name = f"rev_ipow_i{lltype.width}"
+    existing = em.out.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ll.Function(em.out, ll.FunctionType(lltype, [lltype, lltype]), name=name)
+    fn.linkage = "internal"
+    x, n = fn.args
+    entry = fn.append_basic_block("entry")
+    head = fn.append_basic_block("head")
+    body = fn.append_basic_block("body")
+    done = fn.append_basic_block("done")
+    b = ll.IRBuilder(entry)
+    b.branch(head)
+    b.position_at_end(head)
+    result = b.phi(lltype)
+    base = b.phi(lltype)
+    exponent = b.phi(lltype)
+    result.add_incoming(ll.Constant(lltype, 1), entry)
+    base.add_incoming(x, entry)
+    exponent.add_incoming(n, entry)
+    b.cbranch(b.icmp_signed(">", exponent, ll.Constant(lltype, 0)), body, done)
+    b.position_at_end(body)
+    odd = b.trunc(exponent, I1)
+    new_result = b.select(odd, b.mul(result, base), result)
+    new_base = b.mul(base, base)
+    new_exponent = b.lshr(exponent, ll.Constant(lltype, 1))
+    result.add_incoming(new_result, body)
+    base.add_incoming(new_base, body)
+    exponent.add_incoming(new_exponent, body)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret(result)
+    return fn
+
+
+# ---------------------------------------------------------------- built-ins
+
+def emit_builtin(em, e):
+    args = [em.expr(a) for a in e.args]
+    t = e.type
+    if t in ("i32", "i64"):
+        return _int_builtin(em, e.name, args, llvm_type(t))
+    xs = [em.to_f64(a, arg.type) for a, arg in zip(args, e.args)]
+    return em.from_f64(_float_builtin(em, e.name, xs), t)
+
+
+def _float_builtin(em, name, xs):
+    b = em.builder
+    x = xs[0]
+    zero = ll.Constant(F64, 0.0)
+    nan = ll.Constant(F64, float("nan"))
+    if name == "atan" and len(xs) == 2:
+        return em.call_math("atan2", xs)
+    if name == "abs":
+        return em.call_math("fabs", [x])
+    if name == "abs2":
+        return b.fmul(x, x)
+    if name == "angle":
+        return em.call_math("atan2", [zero, x])
+    if name in ("real", "conj"):
+        return x
+    if name == "imag":
+        return zero
+    if name in ("min", "max"):
+        y = xs[1]
+        either_nan = b.or_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
+        pick = b.fcmp_ordered("<=" if name == "min" else ">=", x, y)
+        return b.select(either_nan, nan, b.select(pick, x, y))
+    if name == "sign":
+        positive = b.uitofp(b.fcmp_ordered(">", x, zero), F64)
+        negative = b.uitofp(b.fcmp_ordered("<", x, zero), F64)
+        return b.select(b.fcmp_unordered("uno", x, x), x, b.fsub(positive, negative))
+    if name == "cbrt":          # as the registry: copysign(|x| ** (1/3), x)
+        magnitude = em.call_math("pow", [em.call_math("fabs", [x]),
+                                         ll.Constant(F64, 1.0 / 3.0)])
+        return em.call_math("copysign", [magnitude, x])
+    if name in ("floor", "ceil", "round"):     # + 0.0: −0.0 becomes 0.0, as the
+        return b.fadd(em.call_math(name, xs), zero)     # interpreter's int → float
+    return em.call_math(name, xs)
+
+
+def _int_builtin(em, name, args, lltype):
+    b = em.builder
+    x = args[0]
+    zero = ll.Constant(lltype, 0)
+    if name == "abs":
+        return b.select(b.icmp_signed("<", x, zero), b.neg(x), x)
+    if name == "abs2":
+        return b.mul(x, x)
+    if name in ("real", "conj"):
+        return x
+    if name == "imag":
+        return zero
+    if name == "min":
+        return b.select(b.icmp_signed("<=", x, args[1]), x, args[1])
+    if name == "max":
+        return b.select(b.icmp_signed(">=", x, args[1]), x, args[1])
+    if name == "sign":
+        return b.sub(b.zext(b.icmp_signed(">", x, zero), lltype),
+                     b.zext(b.icmp_signed("<", x, zero), lltype))
+    raise InternalError(f"`{name}` has no integer form in the llvm backend")
+

@@ -1,0 +1,740 @@
+"""LLVM IR generation from the typed reversible IR (rlang/ir/nodes.py), with llvmlite.ir.
+
+`emit_module(module, name)` returns an `llvmlite.ir.Module` with one function per
+specialisation (calling convention: rlang/backends/abi.py) and one `<symbol>_entry`
+per specialisation for callers outside generated code (for Python, `<symbol>_pyentry`
+instead: Note [Arrays read by the entry point] in backends/llvm/marshal.py).  Expressions are
+emitted by rlang/backends/llvm/expr.py.
+
+Checks are branches to a cold block that records the site id (and a few values) in
+`ctx` and returns 1; a caller that sees 1 appends its call site to `ctx`'s frames
+and returns 1 too, so the Python side can rebuild the call chain (backends/errors.py).
+Statements that carry no site emit no check at all.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir as ll
+
+from ...ir import nodes as ir
+from ...ir.guards import selects_outside_gathers
+from ...ir.prune import prune_module
+from ...ir.zeros import drop_zero_updates
+from .. import abi
+from .expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
+from .alias import ParameterScopes, distinct_gradients
+from .ancillas import AncillaEmitter
+from ..abi import PRINT_HOOK
+from .report import ReportEmitter, shown
+from .marshal import NOT_ADDRESSABLE, READ_ONLY, WRITEABLE, array_header
+from .stacks import STACK_TYPE, StackEmitter
+from ...ir.call_graph import depth_counted_symbols, inlined_once, recursive_symbols
+
+#: A tolerance for float deallocation checks (rlang.interp.comparisons.ATOL).
+from ...interp.comparisons import ATOL
+from ...numbers import ONE_RAW
+
+
+def descriptor_type(ndim: int) -> ll.LiteralStructType:
+    return ll.LiteralStructType([I8.as_pointer(), ll.ArrayType(I64, ndim),
+                                 ll.ArrayType(I64, ndim)])
+
+
+def param_type(t):
+    if isinstance(t, ir.ArrayType):
+        return descriptor_type(t.ndim).as_pointer()
+    if isinstance(t, ir.StackType):
+        return STACK_TYPE.as_pointer()
+    return storage_type(t).as_pointer()
+
+
+def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True,
+                python_entries: bool = True) -> ll.Module:
+    """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
+    variables to Python (Note [Frame variables in compiled errors], backends/llvm/report.py;
+    off for derivative passes); `python_entries`: each function's entry point is the
+    `<symbol>_pyentry` that Python calls (Note [Arrays read by the entry point],
+    backends/llvm/marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`."""
+    # Note [Known zeros] (rlang/ir/zeros.py), Note [Dead uncomputation] (ir/prune.py),
+    # Note [Zero seeds] (ir/guards.py)
+    module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
+    out = ll.Module(name=name)
+    recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
+    distinct = distinct_gradients(module)
+    once = inlined_once(module)
+    header = array_header() if python_entries else None
+    functions = {}
+    for symbol, fn in module.functions.items():
+        fnty = ll.FunctionType(I32, [I64.as_pointer()] + [param_type(p.type)
+                                                          for p in fn.params + fn.results])
+        functions[symbol] = ll.Function(out, fnty, name=symbol)
+    for symbol, fn in module.functions.items():
+        inline = fn.inline or symbol in once        # Note [Functions called once are inlined]
+        _FunctionEmitter(out, functions, module, fn, symbol in recursive,
+                         symbol in distinct, report_locals, inline,
+                         symbol in counted).emit()
+        _emit_entry(out, functions[symbol], fn, header)
+    return out
+
+
+def _emit_entry(out: ll.Module, target: ll.Function, fn: ir.Function,
+                header: tuple | None = None) -> None:
+    """`int32 <symbol>_entry(int64 *ctx, void **args)`; with `header`,
+    `<symbol>_pyentry`, where an array argument's pointer is its NumPy array object,
+    whose fields (at the byte offsets `header`: data, nd, dimensions, strides, flags)
+    become a descriptor here.  Before the function runs, an array of another rank,
+    or that cannot be used in place, makes it return NOT_ADDRESSABLE, and a
+    read-only array that the function updates READ_ONLY with its position in ctx
+    (Note [Arrays read by the entry point], backends/llvm/marshal.py)."""
+    entry = ll.Function(out, ll.FunctionType(I32, [I64.as_pointer(),
+                                                   I8.as_pointer().as_pointer()]),
+                        name=target.name + ("_entry" if header is None else "_pyentry"))
+    builder = ll.IRBuilder(entry.append_basic_block("entry"))
+    ctx, args = entry.args
+    values = [ctx]
+    descriptors = {} if header is None else {      # (allocas in the entry block)
+        k: builder.alloca(descriptor_type(p.type.ndim))
+        for k, p in enumerate(fn.params) if isinstance(p.type, ir.ArrayType)}
+    for k, param in enumerate(fn.params + fn.results):
+        raw = builder.load(builder.gep(args, [ll.Constant(I32, k)]))
+        if k in descriptors:
+            obj = builder.load(builder.bitcast(raw, I8.as_pointer().as_pointer()))
+            values.append(_fill_descriptor(builder, ctx, obj, descriptors[k], param.type,
+                                           header, k if k in fn.written else None))
+        else:
+            values.append(builder.bitcast(raw, param_type(param.type)))
+    builder.ret(builder.call(target, values))
+
+
+def _fill_descriptor(b: ll.IRBuilder, ctx, obj, descriptor, t: ir.ArrayType, header: tuple,
+                     written_at):
+    """`descriptor` made of the NumPy array at `obj`; returns from the entry point first
+    where it does not fit `t` in place (its rank; its data aligned for the element;
+    every stride in whole elements) or, when the function updates it (`written_at`:
+    its position), where it is read-only."""
+    data_at, nd_at, dims_at, strides_at, flags_at = header
+    item = abi.ITEM_BYTES[t.elem]
+
+    def field(offset, kind):
+        return b.load(b.bitcast(b.gep(obj, [ll.Constant(I64, offset)]), kind.as_pointer()))
+
+    def refuse_unless(fits, status):
+        with b.if_then(b.not_(fits), likely=False):
+            b.ret(ll.Constant(I32, status))
+
+    refuse_unless(b.icmp_signed("==", field(nd_at, I32), ll.Constant(I32, t.ndim)),
+                  NOT_ADDRESSABLE)         # (before the extents are read)
+    data = field(data_at, I8.as_pointer())
+    dims, steps = field(dims_at, I64.as_pointer()), field(strides_at, I64.as_pointer())
+    alignment = ll.Constant(I64, np.dtype(abi.ITEM_DTYPES[t.elem]).alignment - 1)
+    fits = b.icmp_unsigned("==", b.and_(b.ptrtoint(data, I64), alignment), ll.Constant(I64, 0))
+    b.store(data, b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+
+    def slot(part, axis):
+        return b.gep(descriptor, [ll.Constant(I32, 0), ll.Constant(I32, part),
+                                  ll.Constant(I32, axis)])
+
+    for axis in range(t.ndim):
+        stride = b.load(b.gep(steps, [ll.Constant(I64, axis)]))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(stride, ll.Constant(I64, item)),
+                                          ll.Constant(I64, 0)))
+        b.store(b.load(b.gep(dims, [ll.Constant(I64, axis)])), slot(1, axis))
+        b.store(b.sdiv(stride, ll.Constant(I64, item)), slot(2, axis))
+    refuse_unless(fits, NOT_ADDRESSABLE)
+    if written_at is not None:
+        writable = b.icmp_unsigned("!=", b.and_(field(flags_at, I32), ll.Constant(I32, WRITEABLE)),
+                                   ll.Constant(I32, 0))
+        with b.if_then(b.not_(writable), likely=False):
+            b.store(ll.Constant(I64, written_at), b.gep(ctx, [ll.Constant(I64, abi.CTX_IVALS)]))
+            b.ret(ll.Constant(I32, READ_ONLY))
+    return descriptor
+
+
+class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter):
+    """Emits the body of one IR function."""
+
+    def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
+                 distinct: bool, report_locals: bool = True, inline: bool = False,
+                 counts_depth: bool = False):
+        self.out, self.functions, self.module, self.fn = out, functions, module, fn
+        self.recursive = recursive      # its ancillas live on the heap, it is not inlined
+        self.counts_depth = counts_depth    # (depth_counted_symbols)
+        self.llfn = functions[fn.symbol]
+        self.llfn.attributes.add("nounwind")
+        if inline and not recursive:    # `@inline function` (LANGUAGE.md §4), or called once
+            self.llfn.attributes.add("alwaysinline")
+        entry = self.llfn.append_basic_block("entry")
+        self.builder = ll.IRBuilder(entry)
+        self.ctx = self.llfn.args[0]
+        self.slots: dict = {}           # Var → pointer (scalar storage or descriptor)
+        self.array_cache: dict = {}     # Var → (data pointer, shape, strides) values
+        self.results = {}               # store variable → its result pointer
+        self.scalar_params = []         # (local, argument pointer, how it goes back)
+        self.stack_arrays = set()       # array ancillas that may live on the stack
+        self.on_stack = {}              # … → i1 slot: this allocation is on the stack
+        self.owned = []                 # ancillas holding heap memory, allocated so far
+        # Note [Frame variables in compiled errors] (backends/llvm/report.py)
+        self.reports_locals, self.locals_sites, self.locals_buffer = report_locals, {}, None
+        self.visible = [var for var in fn.params if shown(var)]
+        self.exits: dict = {}           # scope → its error exit block (`error_exit`)
+        # Note [Array parameters do not overlap] (backends/llvm/alias.py)
+        self.scopes = ParameterScopes(out, fn, distinct)
+        super().__init__(self.builder)
+        for k, (var, arg) in enumerate(zip(fn.params + fn.results, self.llfn.args[1:])):
+            arg.name = ir.c_identifier(var.name)
+            if var in fn.results:
+                self.results[var] = arg
+            elif isinstance(var.type, ir.ArrayType):
+                self.slots[var] = arg
+                arg.add_attribute("noalias")
+            elif isinstance(var.type, ir.StackType):
+                self.slots[var] = arg
+            else:
+                local = self.entry_alloca(storage_type(var.type), var.name)
+                back = "copy" if k in fn.written else "add" if k in fn.accumulated else None
+                self.scalar_params.append((local, arg, back))
+                self.slots[var] = local
+
+    # ------------------------------------------------------------------ body
+    def emit(self) -> None:
+        # Note [Scalar parameters in locals]: a scalar argument is copied into a local
+        # at the entry and back at the normal exit (`write_back`).  Locals are promoted
+        # to registers, so a hot loop does not store an accumulator through a pointer
+        # the optimiser must assume aliases the arrays (that had kept loops from
+        # vectorising), and a view argument is copy-in/copy-out, as in the
+        # interpreter.  After a failed check nothing is written back: the call raises.
+        self.initial = {}
+        self.scopes.declare(self.builder)
+        for local, arg, back in self.scalar_params:
+            value = self.builder.load(arg)
+            self.builder.store(value, local)
+            self.initial[local] = value
+        for var, constant in self.fn.constants:
+            self.slots[var] = self.constant_descriptor(constant, var.name)
+        self.load_parameter_arrays(self.fn.params + tuple(v for v, _ in self.fn.constants))
+        depth_ptr = self.ctx_word(abi.CTX_DEPTH)
+        if self.counts_depth:
+            depth = self.builder.add(self.builder.load(depth_ptr), ll.Constant(I64, 1))
+            self.builder.store(depth, depth_ptr)
+            too_deep = self.builder.icmp_signed(">", depth, self.builder.load(
+                self.ctx_word(abi.CTX_MAX_DEPTH)))
+            self.fail_if(too_deep, self.depth_site(), ())
+        self.stack_arrays |= self.small_array_candidates(self.fn.body)
+        self.emit_body(self.fn.body)
+        if not self.builder.block.is_terminated:
+            if self.counts_depth:
+                self.builder.store(self.builder.sub(self.builder.load(depth_ptr),
+                                                    ll.Constant(I64, 1)), depth_ptr)
+            self.write_back()
+            self.builder.ret(ll.Constant(I32, 0))
+        self.scopes.tag(self.llfn)
+
+    def write_back(self) -> None:
+        """Scalar parameters back to the caller: written ones copied, accumulated ones
+        (gradients of read-only views) added as the change, as the interpreter does
+        (`adjoint.GradInterpreter._call_adjoint`), so that one gradient passed for
+        two read-only parameters receives both contributions."""
+        b = self.builder
+        for local, arg, back in self.scalar_params:
+            if back == "copy":
+                b.store(b.load(local), arg)
+            elif back == "add":
+                b.store(self.add_change(b.load(arg), b.load(local), self.initial[local]), arg)
+
+    def add_change(self, target, now, before):
+        """target + (now − before), part by part for a complex."""
+        b = self.builder
+        if now.type != F64:
+            for k in (0, 1):
+                part = self.add_change(b.extract_value(target, k), b.extract_value(now, k),
+                                       b.extract_value(before, k))
+                target = b.insert_value(target, part, k)
+            return target
+        return b.fadd(target, b.fsub(now, before))
+
+    def depth_site(self) -> int:
+        return self.module.add_site(ir.Site("depth", self.fn.span, self.fn.name,
+                                            self.fn.inverse))
+
+    def emit_body(self, stmts) -> None:
+        for stmt in stmts:
+            getattr(self, "_" + type(stmt).__name__.lower())(stmt)
+
+    # ---------------------------------------------------------------- errors
+    def ctx_word(self, index: int):
+        return self.builder.gep(self.ctx, [ll.Constant(I64, index)])
+
+    def fail_if(self, condition, site: int | None, values, record=None) -> None:
+        """Branch to an error exit recording `site` and `values` when `condition`;
+        `record()`, if given, emits more of the record there.  The exit frees the
+        memory of the ancillas allocated so far (`release_owned`)."""
+        if site is None:
+            return
+        fail = self.llfn.append_basic_block("fail")
+        ok = self.llfn.append_basic_block("ok")
+        self.builder.cbranch(condition, fail, ok).set_weights([1, 1 << 20])   # cold
+        self.builder.position_at_end(fail)
+        self.builder.store(ll.Constant(I64, site + 1), self.ctx_word(abi.CTX_SITE))
+        ints = [v for v in values if v.type == I64]
+        floats = [v for v in values if v.type == F64]
+        for k, value in enumerate(ints[:4]):
+            self.builder.store(value, self.ctx_word(abi.CTX_IVALS + k))
+        for k, value in enumerate(floats[:4]):
+            self.builder.store(self.builder.bitcast(value, I64),
+                               self.ctx_word(abi.CTX_FVALS + k))
+        if record is not None:
+            record()
+        self.builder.branch(self.error_exit())
+        self.builder.position_at_end(ok)
+
+    def error_exit(self):
+        """The block that ends a failed call in the current scope: it reports the
+        frame's variables, frees the ancillas' memory and returns 1.  One per scope
+        (the variables shown, where they live, the memory owned), shared by all the
+        failure branches there, so a loop with many checks holds one copy."""
+        key = (tuple((var, id(self.slots.get(var))) for var in self.visible),
+               tuple(self.owned))
+        block = self.exits.get(key)
+        if block is None:
+            block = self.exits[key] = self.llfn.append_basic_block("error.exit")
+            with self.builder.goto_block(block):
+                self.report_locals()
+                self.release_owned()
+                self.builder.ret(ll.Constant(I32, 1))
+        return block
+
+    def release_owned(self) -> None:
+        """Free the buffers of the stacks and arrays this function has allocated and
+        not yet deallocated (on an error exit: the call raises, nothing reads them)."""
+        for var in self.owned:
+            if isinstance(var.type, ir.StackType):
+                self.free_stack(self.slots[var])
+            else:
+                zero = ll.Constant(I32, 0)
+                self._free_array(var, self.builder.load(
+                    self.builder.gep(self.slots[var], [zero, zero])))
+
+    def value_for_report(self, value, t: str):
+        """A value as an i64 or a double for the error record."""
+        t = ir.representation(t)
+        if t in ("f32", "f64"):
+            return self.builder.fpext(value, F64) if t == "f32" else value
+        if t == "bool":
+            return self.builder.zext(value, I64)
+        return self.builder.sext(value, I64) if t == "i32" else value
+
+    # ---------------------------------------------------------------- places
+    def address(self, place):
+        """The pointer to a place's storage."""
+        if isinstance(place, ir.VarPlace):
+            slot = self.slots[place.var]
+            return slot if place.field is None else self.part(slot, place.field)
+        return self.element_pointer(place.var, place.indices, place.site, place.field)
+
+    def load_place(self, place):
+        return self.from_storage(self.builder.load(self.address(place)), place.type)
+
+    def store_place(self, place, value) -> None:
+        self.builder.store(self.to_storage(value, place.type), self.address(place))
+
+    # ------------------------------------------------------------- statements
+    def _update(self, stmt: ir.Update) -> None:
+        target = stmt.target
+        if isinstance(target, ir.ElemPlace) and stmt.alias_checks:
+            target_indices = [self.expr(i) for i in target.indices]
+            for indices, site in stmt.alias_checks:
+                same = ll.Constant(I1, 1)
+                for a, b in zip(target_indices, indices):
+                    same = self.builder.and_(same, self.builder.icmp_signed("==", a,
+                                                                            self.expr(b)))
+                self.fail_if(same, site, ())
+        pointer = self.address(target)
+        old = self.from_storage(self.builder.load(pointer), target.type)
+        value = self.expr(stmt.value)
+        t = ir.representation(target.type)     # a ulog's logarithm goes up or down
+        if stmt.op == "^=":
+            new = self.builder.xor(old, value)
+        elif t in ("f32", "f64"):
+            flags = ("reassoc",) if stmt.reassociable else ()
+            new = self.builder.fadd(old, value, flags=flags) if stmt.op == "+=" else \
+                self.builder.fsub(old, value)
+        else:
+            new = self.builder.add(old, value) if stmt.op == "+=" else \
+                self.builder.sub(old, value)
+        self.builder.store(self.to_storage(new, t), pointer)
+
+    def _instr(self, stmt: ir.Instr) -> None:
+        places = stmt.places
+        if stmt.alias_site is not None:
+            same = ll.Constant(I1, 1)
+            for a, b in zip(places[0].indices, places[1].indices):
+                same = self.builder.and_(same, self.builder.icmp_signed(
+                    "==", self.expr(a), self.expr(b)))
+            self.fail_if(same, stmt.alias_site, ())
+        t = ir.representation(places[0].type)
+        name = stmt.name
+        if name == "SWAP":
+            pa, pb = self.address(places[0]), self.address(places[1])
+            a, b = self.builder.load(pa), self.builder.load(pb)
+            self.builder.store(b, pa)
+            self.builder.store(a, pb)
+            return
+        if name in ("NEG", "INC", "DEC", "FLIP"):
+            pointer = self.address(places[0])
+            x = self.from_storage(self.builder.load(pointer), t)
+            if name == "FLIP":
+                new = self.builder.xor(x, ll.Constant(I1, 1))
+            elif name == "NEG":
+                new = self.builder.fneg(x) if t in ("f32", "f64") else self.builder.neg(x)
+            else:
+                one = self.constant(ONE_RAW if places[0].type == "fixed" else 1, t)
+                add = self.builder.fadd if t in ("f32", "f64") else self.builder.add
+                sub = self.builder.fsub if t in ("f32", "f64") else self.builder.sub
+                new = add(x, one) if name == "INC" else sub(x, one)
+            self.builder.store(self.to_storage(new, t), pointer)
+            return
+        self._rotation(stmt, t)
+
+    def _rotation(self, stmt: ir.Instr, t: str) -> None:
+        """ROT, IROT and HADAMARD, computed as the interpreter does (in f64)."""
+        pa, pb = self.address(stmt.places[0]), self.address(stmt.places[1])
+        a = self.to_f64(self.builder.load(pa), t)
+        b = self.to_f64(self.builder.load(pb), t)
+        b_ = self.builder
+        if stmt.name == "HADAMARD":
+            s = ll.Constant(F64, 0.5 ** 0.5)
+            new_a = b_.fmul(b_.fadd(a, b), s)
+            new_b = b_.fmul(b_.fsub(a, b), s)
+        else:
+            theta = self.to_f64(self.expr(stmt.angle), t)
+            c = self.call_math("cos", [theta])
+            s = self.call_math("sin", [theta])
+            if stmt.name == "ROT":
+                new_a = b_.fsub(b_.fmul(c, a), b_.fmul(s, b))
+                new_b = b_.fadd(b_.fmul(s, a), b_.fmul(c, b))
+            else:
+                new_a = b_.fadd(b_.fmul(c, a), b_.fmul(s, b))
+                new_b = b_.fsub(b_.fmul(c, b), b_.fmul(s, a))
+        self.builder.store(self.from_f64(new_a, t), pa)
+        self.builder.store(self.from_f64(new_b, t), pb)
+
+    def _alloc(self, stmt: ir.Alloc) -> None:
+        self._allocate(stmt)
+        if shown(stmt.var):
+            self.visible.append(stmt.var)
+
+    def _allocate(self, stmt: ir.Alloc) -> None:
+        var = stmt.var
+        if isinstance(var.type, (ir.ArrayType, ir.StackType)):
+            if isinstance(var.type, ir.ArrayType):
+                self._alloc_array(stmt)
+            else:
+                self.alloc_stack(stmt)
+            self.owned.append(var)
+            return
+        slot = self.results.get(var) or self.entry_alloca(storage_type(var.type), var.name)
+        self.slots[var] = slot
+        if var.type == "complex":
+            for k, part in enumerate(self.complex_parts(stmt.value)):
+                self.builder.store(part, self.part(slot, k))
+            return
+        self.builder.store(self.to_storage(self.expr(stmt.value), var.type), slot)
+
+    def complex_parts(self, value: ir.ComplexValue) -> tuple:
+        return self.expr(value.re), self.expr(value.im)
+
+    def constant_data(self, constant: ir.ConstArray):
+        """A pointer to the elements of a constant array (a private global)."""
+        elem = storage_type(constant.elem)
+        values = [self.to_storage_constant(v, constant.elem) for v in constant.values]
+        array_type = ll.ArrayType(elem, len(values))
+        data = ll.GlobalVariable(self.out, array_type,
+                                 name=self.out.get_unique_name("rev_const"))
+        data.global_constant = True
+        data.linkage = "private"
+        data.initializer = ll.Constant(array_type, values)
+        return self.builder.bitcast(data, elem.as_pointer())
+
+    def to_storage_constant(self, value, t: str):
+        if t == "bool":
+            return ll.Constant(I8, int(bool(value)))
+        if t == "complex":
+            return ll.Constant(storage_type(t), [ll.Constant(F64, complex(value).real),
+                                                 ll.Constant(F64, complex(value).imag)])
+        return self.constant(value, t)
+
+    def constant_descriptor(self, constant: ir.ConstArray, name: str):
+        desc = self.entry_alloca(descriptor_type(len(constant.shape)), name)
+        data = self.builder.bitcast(self.constant_data(constant), I8.as_pointer())
+        self.fill_descriptor(desc, data, [ll.Constant(I64, n) for n in constant.shape])
+        return desc
+
+    def fill_descriptor(self, desc, data, dims) -> None:
+        """Store data pointer, shape and C-order strides into a descriptor."""
+        b = self.builder
+        b.store(data, b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+        stride = ll.Constant(I64, 1)
+        for axis in reversed(range(len(dims))):
+            b.store(dims[axis], b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 1),
+                                             ll.Constant(I32, axis)]))
+            b.store(stride, b.gep(desc, [ll.Constant(I32, 0), ll.Constant(I32, 2),
+                                         ll.Constant(I32, axis)]))
+            stride = b.mul(stride, dims[axis])
+
+    def _alloc_array(self, stmt: ir.Alloc) -> None:
+        var = stmt.var
+        ndim = var.type.ndim
+        desc = self.results.get(var) or self.entry_alloca(descriptor_type(ndim), var.name)
+        dims = [self.expr(d) for d in stmt.dims]
+        memory, count, size = self._array_size(stmt, dims)
+        shown = dims if stmt.sites else ()
+        if var in self.stack_arrays:
+            data = self._allocate_small_or_heap(var, count, size, memory, shown)
+        else:
+            data = self._allocate_heap(var, count, size, memory, shown)
+        self.fill_descriptor(desc, data, dims)
+        if isinstance(stmt.value, ir.ConstArray):
+            memcpy = self.runtime("memcpy", I8.as_pointer(),
+                                  [I8.as_pointer(), I8.as_pointer(), I64])
+            source = self.builder.bitcast(self.constant_data(stmt.value), I8.as_pointer())
+            self.builder.call(memcpy, [data, source, size])
+        elif isinstance(stmt.value, ir.Read):
+            self.slots[var] = desc
+            self.copy_elements(var, stmt.value.var)
+        elif var.type.elem == "ulog":           # zero(ulog) is log 0 = -inf
+            typed = self.builder.bitcast(data, F64.as_pointer())
+            with counted_loop(self.builder, self.llfn, count, self.entry_alloca(I64, "i"),
+                              "fill") as i:
+                self.builder.store(ll.Constant(F64, float("-inf")), self.builder.gep(typed, [i]))
+        self.slots[var] = desc
+
+    def _array_size(self, stmt: ir.Alloc, dims):
+        """Check the extents of a new array (none negative; the size in bytes fits an
+        int64, as NumPy requires, the zero extents aside) and return (the site of a
+        failed allocation, the element count, the size in bytes).  The failures are
+        the interpreter's errors at the sites of `zeros(T, n…)` (ir.Alloc.sites);
+        the allocation's failure records the shape for its message."""
+        b = self.builder
+        sites = self.module.allocation_sites(stmt, self.fn)
+        for d, site in zip(dims, sites[1:]):
+            self.fail_if(b.icmp_signed("<", d, ll.Constant(I64, 0)), site, [d])
+        count, nonzero = ll.Constant(I64, 1), ll.Constant(I64, 1)
+        overflow = ll.Constant(I1, 0)
+        item = ll.Constant(I64, abi.ITEM_BYTES[stmt.var.type.elem])
+        for factor in [*dims, item]:
+            one_if_zero = b.select(b.icmp_signed("==", factor, ll.Constant(I64, 0)),
+                                   ll.Constant(I64, 1), factor)
+            product = b.smul_with_overflow(nonzero, one_if_zero)
+            nonzero = b.extract_value(product, 0)
+            overflow = b.or_(overflow, b.extract_value(product, 1))
+            count = b.mul(count, factor) if factor is not item else count
+        size = b.mul(count, item)
+        self.fail_if(overflow, sites[0], [size],
+                     record=self.shape_recorder(dims if stmt.sites else ()))
+        return sites[0], count, size
+
+    def _dealloc(self, stmt: ir.Dealloc) -> None:
+        self._deallocate(stmt)
+        if stmt.var in self.visible:
+            self.visible.remove(stmt.var)
+
+    def _deallocate(self, stmt: ir.Dealloc) -> None:
+        var = stmt.var
+        if isinstance(var.type, (ir.ArrayType, ir.StackType)):
+            # freed by the failure exit of its own check too: owned until freed here
+            if isinstance(var.type, ir.ArrayType):
+                self._dealloc_array(stmt)
+            else:
+                self.dealloc_stack(stmt)
+            if var in self.owned:
+                self.owned.remove(var)
+            return
+        if stmt.site is not None and var.type == "complex":
+            value = [self.builder.load(self.part(self.slots[var], k)) for k in (0, 1)]
+            expected = self.complex_parts(stmt.value)
+            self.fail_if(self.complex_differs(value, expected), stmt.site, value + list(expected))
+        elif stmt.site is not None:
+            value = self.from_storage(self.builder.load(self.slots[var]), var.type)
+            expected = self.expr(stmt.value)
+            differs = self.values_differ(value, expected, var.type)
+            self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
+                                              self.value_for_report(expected, var.type)])
+
+    def complex_differs(self, value, expected):
+        """The check equality of complex numbers (rlang.interp.comparisons.values_equal): equal,
+        or |value − expected| ≤ ATOL."""
+        b = self.builder
+        equal = b.and_(b.fcmp_ordered("==", value[0], expected[0]),
+                       b.fcmp_ordered("==", value[1], expected[1]))
+        distance = self.call_math("hypot", [b.fsub(value[0], expected[0]),
+                                            b.fsub(value[1], expected[1])])
+        close = b.fcmp_ordered("<=", distance, ll.Constant(F64, ATOL))
+        return b.not_(b.or_(equal, close))
+
+    def values_differ(self, value, expected, t: str):
+        """The check equality of LANGUAGE.md §6: exact for integers, within ATOL for
+        floats, two NaNs equal."""
+        b = self.builder
+        t = ir.representation(t)
+        if t == "complex":
+            return self.complex_differs([b.extract_value(value, k) for k in (0, 1)],
+                                        [b.extract_value(expected, k) for k in (0, 1)])
+        if t not in ("f32", "f64"):
+            return b.icmp_signed("!=", value, expected)
+        x, y = self.to_f64(value, t), self.to_f64(expected, t)
+        equal = b.fcmp_ordered("==", x, y)
+        close = b.fcmp_ordered("<=", self.call_math("fabs", [b.fsub(x, y)]),
+                               ll.Constant(F64, ATOL))
+        both_nan = b.and_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
+        return b.not_(b.or_(b.or_(equal, close), both_nan))
+
+    def _print(self, stmt: ir.Print) -> None:
+        words = self.report_words([value for _, value in stmt.args if value is not None])
+        buffer = self.entry_alloca(ll.ArrayType(F64, max(1, len(words))), "print")
+        self.call_hook(PRINT_HOOK, stmt.site, words, buffer)
+
+    def _assert(self, stmt: ir.Assert) -> None:
+        self.fail_if(self.builder.not_(self.expr(stmt.cond)), stmt.site, ())
+
+    # ----------------------------------------------------------- control flow
+    def _if(self, stmt: ir.If) -> None:
+        b = self.builder
+        done = self.llfn.append_basic_block("if.end")
+        taken_slot = self.entry_alloca(I64, "taken") if stmt.site is not None else None
+        for k, branch in enumerate(stmt.branches):
+            then = self.llfn.append_basic_block(f"if.then{k}")
+            other = self.llfn.append_basic_block(f"if.else{k}")
+            b.cbranch(self.expr(branch.pre), then, other)
+            b.position_at_end(then)
+            if taken_slot is not None:
+                b.store(ll.Constant(I64, k), taken_slot)
+            self.emit_body(branch.body)
+            if not b.block.is_terminated:
+                b.branch(done)
+            b.position_at_end(other)
+        if taken_slot is not None:
+            b.store(ll.Constant(I64, len(stmt.branches)), taken_slot)
+        self.emit_body(stmt.orelse)
+        if not b.block.is_terminated:
+            b.branch(done)
+        b.position_at_end(done)
+        if taken_slot is not None:
+            self._check_if_posts(stmt, b.load(taken_slot))
+
+    def _check_if_posts(self, stmt: ir.If, taken) -> None:
+        """After branch `taken` (len(branches): else), its post holds and no earlier
+        post does; the site of branch k is `stmt.site + k`."""
+        b = self.builder
+        for k, branch in enumerate(stmt.branches):
+            holds = self.expr(branch.post)
+            is_taken = b.icmp_signed("==", taken, ll.Constant(I64, k))
+            earlier = b.icmp_signed(">", taken, ll.Constant(I64, k))
+            bad = b.or_(b.and_(is_taken, b.not_(holds)), b.and_(earlier, holds))
+            self.fail_if(bad, stmt.site + k, [taken])
+
+    def _while(self, stmt: ir.While) -> None:
+        b = self.builder
+        if stmt.site is not None:
+            self.fail_if(self.expr(stmt.post), stmt.site, [ll.Constant(I64, 0)])
+        head = self.llfn.append_basic_block("while.head")
+        body = self.llfn.append_basic_block("while.body")
+        done = self.llfn.append_basic_block("while.end")
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(self.expr(stmt.pre), body, done)
+        b.position_at_end(body)
+        self.emit_scope(stmt.body)
+        if stmt.site is not None:
+            self.fail_if(b.not_(self.expr(stmt.post)), stmt.site, [ll.Constant(I64, 1)])
+        b.branch(head)
+        b.position_at_end(done)
+
+    def _from(self, stmt: ir.From) -> None:
+        b = self.builder
+        if stmt.site is not None:
+            self.fail_if(b.not_(self.expr(stmt.start)), stmt.site, [ll.Constant(I64, 0)])
+        body = self.llfn.append_basic_block("from.body")
+        test = self.llfn.append_basic_block("from.test")
+        step = self.llfn.append_basic_block("from.step")
+        done = self.llfn.append_basic_block("from.end")
+        b.branch(body)
+        b.position_at_end(body)
+        self.emit_scope(stmt.body)
+        b.branch(test)
+        b.position_at_end(test)
+        b.cbranch(self.expr(stmt.stop), done, step)
+        b.position_at_end(step)
+        self.emit_scope(stmt.step)
+        if stmt.site is not None:
+            self.fail_if(self.expr(stmt.start), stmt.site, [ll.Constant(I64, 1)])
+        b.branch(body)
+        b.position_at_end(done)
+
+    def _for(self, stmt: ir.For) -> None:
+        b = self.builder
+        start, step, stop = (self.expr(e) for e in (stmt.start, stmt.step, stmt.stop))
+        zero = ll.Constant(I64, 0)
+        self.fail_if(b.icmp_signed("==", step, zero), stmt.step_site, ())
+        # the number of iterations: max(0, (stop - start) // step + 1), without overflow
+        # for the ranges a program can run; the index is computed, not carried.
+        span = b.sub(stop, start)
+        count = b.add(self.floor_div_i64(span, step), ll.Constant(I64, 1))
+        count = b.select(b.icmp_signed("<", count, zero), zero, count)
+        slot = self.entry_alloca(I64, stmt.var.name)
+        self.slots[stmt.var] = slot
+        counter = self.entry_alloca(I64, "iteration")
+        with counted_loop(b, self.llfn, count, counter, "for") as n:
+            index = b.add(start, b.mul(n, step))
+            b.store(index, slot)
+            self.emit_scope(stmt.body)
+            if stmt.site is not None:
+                now = b.load(slot)
+                self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
+        if stmt.site is not None:
+            after = [self.expr(e) for e in (stmt.start, stmt.step, stmt.stop)]
+            for k, (before, now) in enumerate(zip((start, step, stop), after)):
+                self.fail_if(b.icmp_signed("!=", before, now), stmt.site + 1 + k,
+                             [before, now, start, step])
+
+    # ----------------------------------------------------------------- calls
+    def _call(self, stmt: ir.Call) -> None:
+        b = self.builder
+        if stmt.alias_site is not None:
+            self._check_call_aliasing(stmt)
+        args = [self.ctx]
+        for arg in stmt.args:
+            args.append(self.address(arg))
+        status = b.call(self.functions[stmt.callee], args)
+        failed = b.icmp_signed("!=", status, ll.Constant(I32, 0))
+        with b.if_then(failed, likely=False):
+            count_ptr = self.ctx_word(abi.CTX_NFRAMES)     # Note [Deep call chains]
+            count = b.load(count_ptr)
+            head = ll.Constant(I64, abi.HEAD_FRAMES)
+            ring = b.add(head, b.urem(b.sub(count, head), ll.Constant(I64, abi.TAIL_FRAMES)))
+            slot = b.select(b.icmp_signed("<", count, head), count, ring)
+            b.store(ll.Constant(I64, stmt.site),
+                    b.gep(self.ctx, [b.add(slot, ll.Constant(I64, abi.CTX_FRAMES))]))
+            b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
+            b.branch(self.error_exit())         # (a failed call returns 1)
+
+    def _check_call_aliasing(self, stmt: ir.Call) -> None:
+        """Written arguments must not overlap another argument: compare addresses
+        (scalars, elements) and data pointers (arrays), as pointers (a `ptrtoint`
+        would capture them: Note [Reports do not capture], backends/llvm/report.py)."""
+        b = self.builder
+        written = set(self.module.sites[stmt.alias_site].detail[1])
+        pointers = []
+        for arg in stmt.args:
+            if isinstance(arg, ir.VarPlace) and isinstance(arg.var.type, ir.ArrayType):
+                data, _, _ = self.array_parts(arg.var)
+                pointers.append(b.bitcast(data, I8.as_pointer()))
+            else:
+                pointers.append(b.bitcast(self.address(arg), I8.as_pointer()))
+        for i in sorted(written):
+            for j in range(len(pointers)):
+                if j == i or (j in written and j < i):
+                    continue
+                same = b.icmp_unsigned("==", pointers[i], pointers[j])
+                self.fail_if(same, stmt.alias_site, [ll.Constant(I64, i), ll.Constant(I64, j)])
+
+

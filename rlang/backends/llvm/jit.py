@@ -1,0 +1,277 @@
+"""Compile IR modules to native code with llvmlite, cache them, and call them.
+
+`compile_module(key, build)` returns a `NativeModule`: from the disk cache when an
+object for `key` is there, otherwise by calling `build()` (→ `(ir.Module, llvm
+module)`), optimising with the new pass manager at O3 for the host CPU, and storing
+the object code and the site table under the cache directory (`RLANG_CACHE_DIR`,
+default `~/.cache/rlang`).  `key` must cover the source, the argument types and the
+flags (rlang/backends/llvm/backend.py makes it).
+
+`NativeModule.call(symbol, values)` runs an entry point on values already conformed
+to the parameter types (rlang/backends/llvm/backend.py) and returns the new values, or
+raises the interpreter's RlangError when a check failed.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import hashlib
+import os
+import pickle
+import threading
+from pathlib import Path
+
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from ...errors import RlangError
+from ..errors import error_from_context, locals_text, print_line, print_values
+from .. import abi
+from ..abi import LOCALS_HOOK, PRINT_HOOK
+from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
+                           array_header, not_addressable)
+
+#: Bump when the cache format changes (changes to the compiler's own source files
+#: invalidate the cache by themselves: `_compiler_digest`).
+CODE_VERSION = "3"
+
+_initialised = False
+
+
+def _initialise() -> None:
+    global _initialised
+    if not _initialised:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _load_compiler_runtime()
+        _initialised = True
+
+
+def _load_compiler_runtime() -> None:
+    """Make the compiler's runtime routines (`__divti3`: 128-bit division, which
+    fixed-point `/` uses) resolvable by the JIT, as the linker does for `gcc`."""
+    import ctypes.util
+
+    for name in (ctypes.util.find_library("gcc_s"), "libgcc_s.so.1"):
+        if name:
+            try:
+                llvm.load_library_permanently(name)
+                return
+            except RuntimeError:
+                continue
+    raise RlangError("the llvm backend needs the GCC runtime library (libgcc_s.so.1) for "
+                     "128-bit arithmetic; install libgcc-s1")
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("RLANG_CACHE_DIR") or Path.home() / ".cache" / "rlang")
+
+
+def target_machine(opt: int = 3, reloc: str = "default"):
+    _initialise()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=opt, reloc=reloc, codemodel="jitdefault"
+                                        if reloc == "default" else "default")
+
+
+def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
+    """Parse, verify and optimise (O3, new pass manager) LLVM IR text."""
+    _initialise()
+    module = llvm.parse_assembly(llvm_ir)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    options.loop_vectorization = True
+    options.slp_vectorization = True
+    builder = llvm.create_pass_builder(machine, options)
+    with _OPTIONS_LOCK:             # (the options are global to LLVM)
+        _our_pass_options(True)     # Note [Scalar loop remainders], [Zeroing without memset]
+        try:
+            builder.getModulePassManager().run(module, builder)
+        finally:
+            _our_pass_options(False)    # LLVM's defaults, for other users (Numba)
+    return module
+
+
+#: Held while our pass options are set, so that two of our compiles in different
+#: threads do not turn them back under each other.
+_OPTIONS_LOCK = threading.Lock()
+
+
+# Note [Scalar loop remainders]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# LLVM's loop vectoriser also vectorises a loop's remainder: after the main loop
+# (4 x 4 doubles a step with AVX2) comes a 4-wide loop, then a scalar one.  An
+# inner loop shorter than 16 passes runs only the 4-wide one, and in a triangular
+# nest (GMM's `qx[k, r] += icf[k, off + r] * xc[k, c]` for r > c) its vector
+# stores are followed, one pass of c later, by vector loads one element further
+# on: a load that overlaps two pending stores cannot be forwarded from them and
+# waits until they reach the cache.  At d = 10 that made the forward 1.3x slower
+# than the same code without vectorisation (2.10 against 1.66 ms for GMM d = 10,
+# K = 25, n = 1000; the gradient 6.29 against 5.29 ms).  Our modules are
+# therefore optimised with epilogue vectorisation off: remainders run scalar,
+# and long loops (d = 64) keep their main vector loop.  The option is global to
+# LLVM, so it is set around our pass pipeline only.
+
+
+def _our_pass_options(ours: bool) -> None:
+    """LLVM's global options as our modules want them (no epilogue vectorisation,
+    no memset from loops: backends/llvm/ancillas.py), or back to LLVM's defaults."""
+    llvm.set_option("rlang", f"-enable-epilogue-vectorization={'false' if ours else 'true'}")
+    llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
+
+
+_COMPILER_DIGEST: list = []
+
+
+def _compiler_digest() -> str:
+    """A digest of the source of the lowering and the code generator, so that a
+    changed compiler never reuses code the old one cached."""
+    if not _COMPILER_DIGEST:
+        package = Path(__file__).resolve().parents[2]          # rlang/
+        digest = hashlib.sha256()
+        for path in sorted(package.rglob("*.py")):
+            digest.update(path.read_bytes())
+        _COMPILER_DIGEST.append(digest.hexdigest()[:16])
+    return _COMPILER_DIGEST[0]
+
+
+def compile_module(key: str, build) -> "NativeModule":
+    digest = hashlib.sha256(f"{CODE_VERSION}|{_compiler_digest()}|{llvmlite.__version__}|"
+                            f"{llvm.get_host_cpu_name()}|{array_header()}|{key}".encode()).hexdigest()[:32]
+    path = cache_dir() / f"{digest}.rlo"
+    if path.exists():
+        try:
+            with open(path, "rb") as f:
+                entry, symbols, sites, obj, recursive = pickle.load(f)
+            return NativeModule(entry, symbols, sites, obj, recursive)
+        except Exception:       # a damaged cache entry is rebuilt
+            pass
+    module, llvm_module = build()
+    machine = target_machine()
+    optimised = optimise(str(llvm_module), machine)
+    obj = machine.emit_object(optimised)
+    symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results],
+                   fn.written)
+               for s, fn in module.functions.items()}
+    from ...ir.call_graph import recursive_symbols
+
+    recursive = bool(recursive_symbols(module))
+    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(temp, "wb") as f:
+            pickle.dump((module.entry, symbols, list(module.sites), obj, recursive), f)
+        os.replace(temp, path)
+    except OSError:             # an unwritable cache only costs the next compile
+        pass
+    return native
+
+
+class FrameReports:
+    """The frames' variables reported while an error unwinds, innermost first: those
+    of the frames the error will show (Note [Deep call chains], abi.py): the first
+    abi.HEAD_FRAMES, and the last ones after a gap."""
+
+    def __init__(self):
+        self.head: list = []
+        self.tail = collections.deque(maxlen=abi.TAIL_FRAMES + 1)
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        (self.head if len(self.head) < abi.HEAD_FRAMES else self.tail).append(text)
+
+    def texts(self) -> list:
+        """One text per frame of error_from_context's list ("" at the gap)."""
+        if self.count <= abi.MAX_FRAMES + 1:
+            return self.head + list(self.tail)
+        return self.head + [""] + list(self.tail)[1:]
+
+
+class NativeModule:
+    """Object code loaded into its own MCJIT engine."""
+
+    def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
+                 recursive: bool):
+        _initialise()
+        self.entry, self.symbols, self.sites = entry, symbols, sites
+        self.recursive = recursive      # deep native recursion needs a big stack
+        machine = target_machine()
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+        self._functions: dict = {}
+        self._entries: dict = {}       # symbol → (ctypes function, EntryLayout)
+        self.out = None                 # where @safe print writes (None: stdout)
+        self._hooks = []                # the ctypes callbacks, kept alive with the module
+        self._reports = threading.local()   # .frames: the failing call's frame variables
+
+        def print_hook(site, values):
+            import sys
+
+            site_info = self.sites[site]
+            line = print_line(site_info, print_values(site_info, values))
+            (self.out or sys.stdout).write(line + "\n")
+
+        def locals_hook(site, values):      # Note [Frame variables in compiled errors]
+            frames = getattr(self._reports, "frames", None)
+            if frames is None:          # the first frame unwound: `call` takes them
+                frames = self._reports.frames = FrameReports()
+            site_info = self.sites[site]
+            try:
+                text = locals_text(site_info, print_values(site_info, values))
+            except Exception:   # noqa: BLE001 - nothing may escape into native code:
+                text = ""       # the error is raised without this frame's variables
+            frames.add(text)
+
+        self._install_hook(PRINT_HOOK, print_hook)
+        self._install_hook(LOCALS_HOOK, locals_hook)
+
+    def _install_hook(self, name: str, function) -> None:
+        address = self.engine.get_global_value_address(name)
+        if not address:
+            return
+        hook = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))(function)
+        self._hooks.append(hook)
+        ctypes.c_void_p.from_address(address).value = ctypes.cast(hook, ctypes.c_void_p).value
+
+    def function(self, symbol: str):
+        """The entry point Python calls (Note [Arrays read by the entry point])."""
+        cfunc = self._functions.get(symbol)
+        if cfunc is None:
+            suffix = "_entry" if array_header() is None else "_pyentry"
+            address = self.engine.get_function_address(symbol + suffix)
+            cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)
+            self._functions[symbol] = cfunc
+        return cfunc
+
+    def call(self, symbol: str, values: list, max_depth: int) -> list:
+        """The new values of the arguments, followed by (name, value) pairs of the
+        store when the function is `main`."""
+        entry = self._entries.get(symbol)
+        if entry is None:
+            types, results, written = self.symbols[symbol]
+            entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
+                types, results, objects=array_header() is not None, written=written))
+        function, layout = entry
+        buffer = layout.pack(values, max_depth)
+        status = function(layout.ctx(buffer), layout.args(buffer))
+        layout.release(buffer, values)
+        if status == NOT_ADDRESSABLE:
+            raise not_addressable()
+        if status == READ_ONLY:
+            raise ReadOnlyArgument(layout.context(buffer)[abi.CTX_IVALS])
+        if status != 0:
+            reports = getattr(self._reports, "frames", None) or FrameReports()
+            self._reports.frames = None
+            raise error_from_context(layout.context(buffer), self.sites, max_depth,
+                                     reports.texts())
+        new = layout.unpack(buffer, values)
+        layout.reuse(buffer)
+        return new

@@ -1,0 +1,97 @@
+"""Files → a `Unit`: read, parse, resolve `include`s, collect definitions.
+
+`load_unit(path)` reads a file; `loads_unit(text, file)` takes source text.  Neither
+runs the checker (see `rlang.frontend.check`).  Includes are resolved relative to the file
+that names them, except `std/…`, which names the standard library shipped inside
+the package (rlang/std).  Each file is included once; an include cycle is a
+ParseError at the include that closes it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import ast
+from ..errors import ParseError
+from .parser import parse
+from ..span import Span, register_source
+from .unit import Unit
+
+STD_DIR = Path(__file__).resolve().parent.parent / "std"
+
+
+def read_source(path: str, span: Span | None = None) -> str:
+    """The text of `path`, or a ParseError saying why it cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ParseError(f"file not found: {path}", span) from None
+    except IsADirectoryError:
+        raise ParseError(f"{path} is a directory, not a .rev file", span) from None
+    except OSError as error:
+        raise ParseError(f"cannot read {path}: {error.strerror}", span) from None
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")   # a byte order mark is no text
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        register_source(path, data.decode("utf-8", errors="replace"))
+        raise ParseError(f"the file is not UTF-8 text: byte 0x{data[error.start]:02x} cannot "
+                         "start a character here (is it a binary file?)",
+                         Span(path, line, col, line, col + 1)) from None
+
+
+def load_unit(path: str) -> Unit:
+    """Parse `path` and everything it includes."""
+    return loads_unit(read_source(path), path)
+
+
+def loads_unit(text: str, file: str = "<string>") -> Unit:
+    """Parse source `text` (named `file` in errors) and everything it includes."""
+    program = parse(text, file)
+    unit = Unit(program=program, file=file)
+    _collect(unit, program, file, active=[_key(file)], seen={_key(file)})
+    return unit
+
+
+def _key(file: str) -> str:
+    try:
+        return str(Path(file).resolve())
+    except OSError:
+        return file
+
+
+def _resolve(include: ast.Include, including_file: str) -> str:
+    if include.path.startswith("std/"):
+        return str(STD_DIR / include.path[len("std/"):])
+    base = Path(including_file).parent if not including_file.startswith("<") else Path(".")
+    return str(base / include.path)
+
+
+def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: set) -> None:
+    for item in program.items:
+        if isinstance(item, ast.Include):
+            path = _resolve(item, file)
+            key = _key(path)
+            if key in active:
+                raise ParseError(f"include cycle: {item.path} is already being included",
+                                 item.span)
+            if key in seen:
+                continue
+            seen.add(key)
+            included = parse(read_source(path, item.span), path)
+            unit.included_programs.append(included)
+            active.append(key)
+            _collect(unit, included, path, active, seen)
+            active.pop()
+        elif isinstance(item, ast.Function):
+            _define(unit.functions, unit, "function", item)
+        elif isinstance(item, ast.Const):
+            _define(unit.consts, unit, "const", item)
+
+
+def _define(table: dict, unit: Unit, kind: str, item) -> None:
+    if item.name in table:
+        unit.redefinitions.append((kind, item.name, item.span))
+    else:
+        table[item.name] = item

@@ -1,0 +1,25 @@
+"""A compilation unit: a program together with everything it includes.
+
+`Unit` is what the checker, the inverter driver, the interpreter and (later) the
+compiled backends work on.  It is built by `rlang.frontend.loader.load_unit`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ast import Const, Function, Program
+
+
+@dataclass
+class Unit:
+    """`program` is the main file's AST; `functions` and `consts` hold the definitions
+    of the main file and of every file it includes (transitively), by name.
+    `redefinitions` lists the later definitions of a name already defined (the
+    checker reports them).  `file` is the main file's name as given."""
+
+    program: Program
+    file: str
+    functions: dict[str, Function] = field(default_factory=dict)
+    consts: dict[str, Const] = field(default_factory=dict)
+    redefinitions: list = field(default_factory=list)
+    included_programs: list = field(default_factory=list)

@@ -1,0 +1,109 @@
+"""Calls and uncalls of user functions in the interpreter (LANGUAGE.md §5, §6).
+
+Arguments that are views are passed by reference: arrays and stacks as the objects
+themselves, scalars copied in and written back when the callee returns (so `f(a[i])`
+updates the element).  Other arguments are expressions, evaluated into temporaries
+that the callee must leave unchanged (checked while invcheck is on).  While invcheck
+is on, an argument bound to a parameter the callee may write must not share memory
+with any other argument.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend import ast
+from .comparisons import values_equal
+from ..errors import ReversibilityError, RlangRuntimeError
+from .evaluate import ElemRef, FieldRef, VarRef
+from ..values import Stack, summarize
+
+
+def execute_call(interp, stmt: ast.CallStmt, env) -> None:
+    fn = interp.functions.get(stmt.func)
+    if fn is None:
+        raise RlangRuntimeError(f"call to undefined function `{stmt.func}`", stmt.span)
+    if len(stmt.args) != len(fn.params):
+        raise RlangRuntimeError(f"`{fn.name}` takes {len(fn.params)} argument(s), got "
+                                f"{len(stmt.args)}", stmt.span)
+    check = interp.invcheck
+    ev = interp.evaluator
+    refs, values = [], []
+    for arg in stmt.args:
+        ref = _view_ref(interp, arg, env)
+        refs.append(ref)
+        values.append(ref.get() if ref is not None else ev.eval(arg, env))
+    if check:
+        _check_aliasing(interp, stmt, fn, refs)
+        saved = [(i, _snapshot(v)) for i, (r, v) in enumerate(zip(refs, values)) if r is None]
+    callee_env = {}
+    for param, value in zip(fn.params, values):
+        callee_env[param.name] = interp._bind(fn, param, value, False, stmt.span)
+    interp._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
+    written = interp.written.get(fn.name, frozenset())
+    for i, (param, ref) in enumerate(zip(fn.params, refs)):
+        if ref is not None:
+            new = callee_env[param.name]
+            if not isinstance(new, (np.ndarray, Stack)):
+                _put_back(ref, new, logged=i in written)
+    if check:
+        for i, before in saved:
+            after = callee_env[fn.params[i].name]
+            if not values_equal(after, before, 0.0):
+                raise ReversibilityError(
+                    f"`{fn.name}` changed its argument {i + 1} (`{fn.params[i].name}`), which is "
+                    f"an expression, not a view: {summarize(before)} became {summarize(after)}",
+                    stmt.args[i].span)
+
+
+def _put_back(ref, value, logged: bool) -> None:
+    """Copy a scalar parameter's value out to its view.  Only a parameter the callee
+    may write counts as a write of the view: an element several iterations of a
+    `@parallel for` pass for a read-only parameter is a shared read (LANGUAGE.md §6),
+    not a shared write (rlang/interp/loops.py tracks writes through the refs' logs)."""
+    base = ref.base if isinstance(ref, FieldRef) else ref
+    if logged or not isinstance(base, ElemRef) or base.log is None:
+        ref.set(value)
+        return
+    log, base.log = base.log, None
+    try:
+        ref.set(value)
+    finally:
+        base.log = log
+
+
+def _view_ref(interp, arg, env):
+    """A ref for a view argument rooted in a local variable; None for expressions."""
+    root = ast.view_root(arg)
+    if root is None or root.id not in env:
+        return None
+    return interp.evaluator.ref(arg, env)
+
+
+def _snapshot(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, Stack):
+        return value.copy()
+    return value
+
+
+def _check_aliasing(interp, stmt, fn, refs) -> None:
+    written = interp.written.get(fn.name, frozenset())
+    for i in written:
+        if refs[i] is None:
+            continue
+        for j, other in enumerate(refs):
+            if j == i or other is None or (j in written and j < i):
+                continue
+            if refs[i].overlaps(other) or _same_object(refs[i], other):
+                raise ReversibilityError(
+                    f"arguments {min(i, j) + 1} and {max(i, j) + 1} of `{fn.name}` "
+                    f"(`{refs[min(i, j)].text}` and `{refs[max(i, j)].text}`) are the same "
+                    f"memory, and `{fn.params[i].name}` is written", stmt.span)
+
+
+def _same_object(a, b) -> bool:
+    if isinstance(a, VarRef) and isinstance(b, VarRef):
+        x, y = a.get(), b.get()
+        return isinstance(x, (np.ndarray, Stack)) and x is y
+    return False

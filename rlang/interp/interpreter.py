@@ -1,0 +1,376 @@
+"""The tree-walking interpreter: the reference semantics of rev.
+
+`Interpreter(unit, invcheck=True)` runs checked programs.  `call(name, args,
+inverse=False)` runs a function (or its inverse) on Python values and returns the
+new values of its arguments; `run_main()` runs `main` and returns its store as
+(name, value) pairs.  Arrays are updated in place.
+
+Running backward is running the inverted AST forward: inverted bodies come from
+`rlang.frontend.invert` (cached per function and per `~begin`/`@routine` block), and keep the
+spans of the forward source, so an error in a backward run points at the line the
+user wrote.  Every run-time check of LANGUAGE.md §6 is made while `invcheck` is on,
+and none when it is off (`@invcheckoff` turns it off for one statement).
+
+Errors leaving a call collect the call chain (function, call site, direction and
+the frame's variables) as they unwind.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend import ast
+from . import ops
+from ..frontend.analysis import written_params
+from .calls import execute_call
+from .comparisons import check_dealloc
+from ..errors import Frame, ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
+from .evaluate import Evaluator, adapt_literal, is_number_literal
+from .instructions import execute_instruction
+from ..frontend.invert import invert_body
+from .loops import execute_for
+from ..frontend.printer import format_expr, format_type
+from .safe import execute_safe
+from ..values import Stack, a_type, conform, scalar_type, summarize, with_article, zero_of
+
+#: Default limit of the call depth (LANGUAGE.md §4).
+MAX_DEPTH = 10_000
+
+
+class _FrameState:
+    """A running function: its variables, and what an error report needs."""
+
+    __slots__ = ("function", "env", "backward", "call_site")
+
+    def __init__(self, function: str, env: dict, backward: bool, call_site):
+        self.function, self.env, self.backward, self.call_site = function, env, backward, call_site
+
+
+class Interpreter:
+    """Runs the functions of a `Unit` (which the checker has accepted)."""
+
+    def __init__(self, unit, invcheck: bool = True, max_depth: int = MAX_DEPTH, out=None):
+        self.unit = unit
+        self.functions = unit.functions
+        self.invcheck = invcheck
+        self.max_depth = max_depth
+        self.out = out
+        self.depth = 0
+        self.backward = False       # the direction the current statement runs in
+        self.frame_backward = False  # the direction of the current function
+        self.written = written_params(unit.functions)
+        self.evaluator = Evaluator({})
+        self.evaluator.consts.update(self._eval_consts())
+        self._inverse_bodies: dict[int, tuple] = {}
+        self._stmt = {
+            ast.Update: self._update, ast.Instr: self._instr, ast.Alloc: self._alloc,
+            ast.Dealloc: self._dealloc, ast.Zeros: self._zeros, ast.CallStmt: self._call_stmt,
+            ast.Block: self._block, ast.If: self._if, ast.While: self._while,
+            ast.From: self._from, ast.For: self._for, ast.Annotated: self._annotated,
+            ast.Safe: self._safe,
+        }
+
+    def _eval_consts(self) -> dict:
+        values = {}
+        for const in self.unit.consts.values():
+            self.evaluator.consts = values
+            values[const.name] = self.evaluator.eval(const.value, {})
+        return values
+
+    # ------------------------------------------------------------- entry points
+    def call(self, name: str, args: list, inverse: bool = False, convert: bool = True) -> list:
+        """Run `name` (or its inverse) on `args`; return the arguments' new values."""
+        fn = self.functions.get(name)
+        if fn is None:
+            raise RlangRuntimeError(f"no function named `{name}`")
+        if len(args) != len(fn.params):
+            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got {len(args)}",
+                                 fn.span)
+        env = {}
+        for param, value in zip(fn.params, args):
+            env[param.name] = self._bind(fn, param, value, convert, param.span)
+        self.check_writable(fn, list(env.values()))
+        if self.invcheck:
+            self._check_argument_aliasing(fn, list(env.values()))
+        self._run_function(fn, env, inverse, call_site=None)
+        return [env[p.name] for p in fn.params]
+
+    def check_writable(self, fn, values) -> None:
+        """Refuse a read-only NumPy array (`a.flags.writeable` off, a read-only
+        memory map) where `fn` updates the argument in place."""
+        for k in self.written.get(fn.name, ()):
+            value = values[k]
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                param = fn.params[k]
+                raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` is a read-only "
+                                     f"array, but `{fn.name}` updates it in place; pass a "
+                                     f"writable copy", param.span)
+
+    def _check_argument_aliasing(self, fn, values) -> None:
+        """Arrays handed in from Python must not share memory with another argument
+        when the function may write them (the rule of LANGUAGE.md §5)."""
+        written = self.written.get(fn.name, frozenset())
+        for i in written:
+            for j, other in enumerate(values):
+                a = values[i]
+                if j != i and isinstance(a, np.ndarray) and isinstance(other, np.ndarray) \
+                        and np.shares_memory(a, other):
+                    raise ReversibilityError(
+                        f"arguments {min(i, j) + 1} and {max(i, j) + 1} of `{fn.name}` are the "
+                        f"same memory, and `{fn.params[i].name}` is written")
+
+    def run_main(self) -> list:
+        """Run `main()`; return its store, in allocation order."""
+        fn = self.functions.get("main")
+        if fn is None:
+            defined = ", ".join(self.functions) or "no functions"
+            raise RlangRuntimeError(f"{self.unit.file} has no `function main()`; name the "
+                                    f"function to run (it defines {defined})")
+        env: dict = {}
+        self.run_in(fn, env)
+        return list(env.items())
+
+    def run_in(self, fn: ast.Function, env: dict, inverse: bool = False) -> None:
+        """Run the body of `fn` (or its inverse) on the variables `env`, which it
+        updates in place: allocations add to it, deallocations remove from it.  The
+        REPL runs its top-level statements this way, on a copy of its store."""
+        self._run_function(fn, env, inverse, call_site=None)
+
+    # ---------------------------------------------------------------- functions
+    def body_of(self, fn: ast.Function, backward: bool) -> tuple:
+        return self.inverse_of(fn.body) if backward else fn.body
+
+    def inverse_of(self, body: tuple) -> tuple:
+        """The inverse of a statement list, computed once per list."""
+        key = id(body)
+        cached = self._inverse_bodies.get(key)
+        if cached is None or cached[0] is not body:
+            cached = (body, invert_body(body))
+            self._inverse_bodies[key] = cached
+        return cached[1]
+
+    def _run_function(self, fn, env, backward, call_site):
+        self.depth += 1
+        outer_direction, self.backward = self.backward, backward
+        outer_frame, self.frame_backward = self.frame_backward, backward
+        try:
+            if self.depth > self.max_depth:
+                raise RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
+                                        "(unbounded recursion?)", call_site or fn.span)
+            self._exec_body(self.body_of(fn, backward), env)
+        except RlangError as error:
+            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            raise
+        finally:
+            self.depth -= 1
+            self.backward = outer_direction
+            self.frame_backward = outer_frame
+
+    def _bind(self, fn, param, value, convert, span):
+        conformed = conform(value, param.type, convert)
+        if conformed is None:
+            expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \
+                "within i64)" if param.type is None else with_article(format_type(param.type))
+            shown = summarize(value) if scalar_type(value) or isinstance(value, np.ndarray) \
+                else repr(value)[:60]
+            what = "an integer outside i64," if type(value) is int and \
+                not -(1 << 63) <= value < 1 << 63 else a_type(value)
+            raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be {expected}, "
+                                 f"got {what} {shown}", span)
+        return conformed
+
+    # --------------------------------------------------------------- statements
+    def _exec_body(self, stmts: tuple, env: dict) -> None:
+        routines = []
+        for stmt in stmts:
+            kind = type(stmt)
+            if kind is ast.Routine:
+                self._exec_oriented(stmt.body, env, False, "`@routine`", stmt.span)
+                routines.append(stmt)
+            elif kind is ast.UnRoutine:
+                if not routines:
+                    raise RlangRuntimeError("`~@routine` without a `@routine` before it",
+                                            stmt.span)
+                self._exec_oriented(self.inverse_of(routines.pop().body), env, True,
+                                    "`~@routine`", stmt.span)
+            else:
+                self._stmt[kind](stmt, env)
+
+    def _update(self, stmt: ast.Update, env):
+        ref = self.evaluator.ref(stmt.target, env)
+        old = ref.get()
+        ref.set(ops.accumulate(stmt.op, old, self.update_value(stmt, ref, old, env),
+                               stmt.span, ref))
+
+    def update_value(self, stmt: ast.Update, ref, old, env, memo: dict | None = None):
+        """The right-hand side of an update of `ref` (holding `old`): evaluated while
+        the target is watched (invcheck on), a literal adopting the target's type.
+        With `memo`, the value of every node is recorded there (see gvar.backprop)."""
+        ev = self.evaluator
+        evaluate = ev.eval if memo is None else \
+            (lambda expr, env: ev.eval_recording(expr, env, memo))
+        if self.invcheck:
+            ev.watched = ref
+            try:
+                rhs = evaluate(stmt.value, env)
+            finally:
+                ev.watched = None
+        else:
+            rhs = evaluate(stmt.value, env)
+        if is_number_literal(stmt.value):
+            rhs = adapt_literal(rhs, old, stmt.value)
+        if isinstance(old, (np.ndarray, Stack)):
+            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{ref.text}` is "
+                                 f"{a_type(old)} (loop over its elements)", stmt.target.span)
+        return rhs
+
+    def _instr(self, stmt: ast.Instr, env):
+        execute_instruction(self, stmt, env)
+
+    def _alloc(self, stmt: ast.Alloc, env):
+        if stmt.name in env:
+            raise ReversibilityError(f"`{stmt.name}` is already allocated", stmt.span)
+        value = self.evaluator.eval(stmt.value, env)
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+        elif isinstance(value, Stack):
+            value = value.copy()
+        elif isinstance(value, (str, ast.TypeRef)):
+            raise RlangTypeError(f"cannot allocate {a_type(value)}", stmt.value.span)
+        env[stmt.name] = value
+
+    def _dealloc(self, stmt: ast.Dealloc, env):
+        if stmt.name not in env:
+            raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
+        if self.invcheck:
+            expected = self.evaluator.eval(stmt.value, env)
+            if is_number_literal(stmt.value):
+                expected = adapt_literal(expected, env[stmt.name], stmt.value)
+            check_dealloc(stmt.name, env[stmt.name], expected, stmt.span)
+        del env[stmt.name]
+
+    def _zeros(self, stmt: ast.Zeros, env):
+        scalar = stmt.type.scalar
+        if stmt.type.ndim or stmt.type.is_stack:
+            raise RlangTypeError("@zeros allocates scalars; allocate arrays with "
+                                 "`a ← zeros(T, n…)` and stacks with `s ← stack(T)`",
+                                 stmt.type.span)
+        zero = zero_of(scalar)
+        for name in reversed(stmt.names) if stmt.inverse else stmt.names:
+            if not stmt.inverse:
+                if name in env:
+                    raise ReversibilityError(f"`{name}` is already allocated", stmt.span)
+                env[name] = zero
+                continue
+            if name not in env:
+                raise ReversibilityError(f"`{name}` is not allocated", stmt.span)
+            if self.invcheck:
+                check_dealloc(name, env[name], zero, stmt.span)
+            del env[name]
+
+    def _block(self, stmt: ast.Block, env):
+        if stmt.inverse:
+            self._exec_oriented(self.inverse_of(stmt.body), env, not self.backward,
+                                "`~begin … end`", stmt.span)
+        else:
+            self._exec_body(stmt.body, env)
+
+    def _exec_oriented(self, body: tuple, env: dict, backward: bool, what: str, span) -> None:
+        """Run a block whose statements run `backward` (or forward) relative to the
+        source text, whatever the function's direction.  A routine's body keeps its
+        source orientation in both directions of the function (so `@routine` runs it
+        forward and `~@routine` backward); `~begin` flips the current direction.  An
+        error inside says so when that differs from the direction of its frame."""
+        outer, self.backward = self.backward, backward
+        try:
+            self._exec_body(body, env)
+        except RlangError as error:
+            if backward != self.frame_backward and not getattr(error, "direction_noted", False):
+                direction = "backward" if backward else "forward"
+                error.notes += (f"this statement was running {direction}, as part of {what} "
+                                f"at {span}",)
+                error.direction_noted = True
+            raise
+        finally:
+            self.backward = outer
+
+    def _annotated(self, stmt: ast.Annotated, env):
+        if stmt.annotation != "invcheckoff":   # @inbounds: the interpreter always checks
+            self._exec_body((stmt.stmt,), env)
+            return
+        saved = self.invcheck
+        self.invcheck = False
+        try:
+            self._exec_body((stmt.stmt,), env)
+        finally:
+            self.invcheck = saved
+
+    def _safe(self, stmt: ast.Safe, env):
+        execute_safe(self, stmt, env)
+
+    # ----------------------------------------------------------- control flow
+    def _cond(self, expr, env, what: str) -> bool:
+        return ops.truth(self.evaluator.eval(expr, env), what, expr.span)
+
+    def _if(self, stmt: ast.If, env):
+        taken = None
+        for k, branch in enumerate(stmt.branches):
+            if self._cond(branch.pre, env, "an `if` condition"):
+                taken = k
+                self._exec_body(branch.body, env)
+                break
+        else:
+            if stmt.orelse:
+                self._exec_body(stmt.orelse, env)
+        if self.invcheck:
+            self._check_if_post(stmt, taken, env)
+
+    def _check_if_post(self, stmt: ast.If, taken, env):
+        for k, branch in enumerate(stmt.branches):
+            post = branch.pre if branch.post is None else branch.post
+            holds = self._cond(post, env, "an `if` postcondition")
+            if k == taken and not holds:
+                what = "condition" if branch.post is None else "postcondition"
+                raise ReversibilityError(
+                    f"`if` {what} `{format_expr(post)}` is false after its branch ran"
+                    + (" (the branch changed its own condition)" if branch.post is None else ""),
+                    post.span)
+            if k != taken and (taken is None or k < taken) and holds:
+                where = "the else branch" if taken is None else f"branch {taken + 1}"
+                raise ReversibilityError(
+                    f"`if` postcondition `{format_expr(post)}` of branch {k + 1} holds after "
+                    f"{where} ran, so running backward would take the wrong branch", post.span)
+
+    def _while(self, stmt: ast.While, env):
+        check = self.invcheck
+        if check and self._cond(stmt.post, env, "a `while` postcondition"):
+            raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` must be "
+                                     "false when the loop starts", stmt.post.span)
+        while self._cond(stmt.pre, env, "a `while` condition"):
+            self._exec_body(stmt.body, env)
+            if check and not self._cond(stmt.post, env, "a `while` postcondition"):
+                raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
+                                         "must hold after every iteration", stmt.post.span)
+
+    def _from(self, stmt: ast.From, env):
+        check = self.invcheck
+        if check and not self._cond(stmt.start, env, "a `from` condition"):
+            raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
+                                     "when the loop starts", stmt.start.span)
+        self._exec_body(stmt.body, env)
+        while not self._cond(stmt.stop, env, "an `until` condition"):
+            self._exec_body(stmt.step, env)
+            if check and self._cond(stmt.start, env, "a `from` condition"):
+                raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
+                                         "false after the first iteration", stmt.start.span)
+            self._exec_body(stmt.body, env)
+
+    def _for(self, stmt: ast.For, env):
+        execute_for(self, stmt, env)
+
+    # ------------------------------------------------------------------ calls
+    def _call_stmt(self, stmt: ast.CallStmt, env):
+        execute_call(self, stmt, env)
+
+
+def _format_env(env: dict) -> str:
+    return ", ".join(f"{name} = {summarize(value)}" for name, value in env.items())

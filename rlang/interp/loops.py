@@ -1,0 +1,89 @@
+"""`for` and `@parallel for` in the interpreter (LANGUAGE.md §6).
+
+The bounds are evaluated once.  While invcheck is on, the body must leave the index
+unchanged (checked after every iteration) and the bounds must evaluate to the same
+values after the loop.  A parallel loop runs its iterations in order here; with
+invcheck on it records which array elements each iteration writes and refuses a
+write that another iteration made too (a write shared between iterations).
+"""
+from __future__ import annotations
+
+from ..frontend import ast
+from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
+from ..frontend.printer import format_expr
+from ..values import a_type, summarize
+
+
+def _bound(interp, expr, env, what):
+    value = interp.evaluator.eval(expr, env)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RlangTypeError(f"the {what} of a `for` range must be an integer, got "
+                             f"{a_type(value)} {summarize(value)}", expr.span)
+    return value
+
+
+def _bounds(interp, stmt, env):
+    return (_bound(interp, stmt.start, env, "start"), _bound(interp, stmt.step, env, "step"),
+            _bound(interp, stmt.stop, env, "stop"))
+
+
+def execute_for(interp, stmt: ast.For, env) -> None:
+    start, step, stop = _bounds(interp, stmt, env)
+    if step == 0:
+        raise RlangRuntimeError("the step of a `for` range must not be zero", stmt.step.span)
+    check = interp.invcheck
+    indices = range(start, stop + 1, step) if step > 0 else range(start, stop - 1, step)
+    tracker = _WriteTracker(interp, stmt) if stmt.parallel and check else None
+    var = stmt.var
+    try:
+        for i in indices:
+            env[var] = i
+            if tracker is not None:
+                tracker.iteration = i
+            interp._exec_body(stmt.body, env)
+            if check and env.get(var) != i:
+                raise ReversibilityError(f"the body of the loop changed its index `{var}` "
+                                         f"from {i} to {summarize(env.get(var))}", stmt.span)
+    finally:
+        env.pop(var, None)
+        if tracker is not None:
+            tracker.close()
+    if check:
+        after = _bounds(interp, stmt, env)
+        if interp.backward and after != (start, step, stop):
+            # the range here is the inverted one: name no expression the user did not write
+            raise ReversibilityError(
+                "the loop body changed the loop's range while the loop ran backward (as "
+                f"the inverse runs it, the range went from {start}:{step}:{stop} to "
+                f"{after[0]}:{after[1]}:{after[2]})", stmt.span)
+        for what, before, now, expr in zip(("start", "step", "stop"), (start, step, stop),
+                                           after, (stmt.start, stmt.step, stmt.stop)):
+            if before != now:
+                raise ReversibilityError(
+                    f"the {what} of the loop range `{format_expr(expr)}` changed from {before} "
+                    f"to {now} while the loop ran", expr.span)
+
+
+class _WriteTracker:
+    """Records, per array element, the iteration of a parallel loop that wrote it."""
+
+    def __init__(self, interp, stmt):
+        self.interp, self.stmt = interp, stmt
+        self.iteration = None
+        self.writers: dict = {}
+        self.previous = interp.evaluator.write_log
+        interp.evaluator.write_log = self.record
+
+    def record(self, ref) -> None:
+        if self.previous is not None:
+            self.previous(ref)
+        key = (id(ref.array), ref.index)
+        writer = self.writers.setdefault(key, (self.iteration, ref.array))[0]
+        if writer != self.iteration:
+            var = self.stmt.var
+            raise ReversibilityError(
+                f"@parallel for: iterations {var} = {writer} and {var} = {self.iteration} both "
+                f"write `{ref.text}`; iterations must not share a write", self.stmt.span)
+
+    def close(self) -> None:
+        self.interp.evaluator.write_log = self.previous

@@ -1,0 +1,3 @@
+"""The typed reversible IR, its walks and its passes (docs/architecture.md).
+
+Nothing is imported here: import the module you need."""

@@ -1,0 +1,284 @@
+"""Drop statements whose only effect is on ancillas that are freed unchecked.
+
+`prune_module(module)` returns a module (the same one when nothing changes) in which
+every function body has lost the statements that cannot matter:
+
+Note [Dead uncomputation]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+`@routine … ~@routine` computes ancillas, uses them, and uncomputes them so that
+`x → e` can check that they are back where they started.  With invcheck off (or
+under `@invcheckoff`) that deallocation checks nothing (`Dealloc.site` is None), so
+the uncomputation writes values nobody reads: half of the arithmetic of a program
+like GMM's objective.  LLVM removes such code for scalars, not for arrays, nor for
+loops and calls; this pass removes it on the IR, by a backward liveness walk over
+each statement list:
+
+- a statement is *quiet* when it can have no effect but its writes: no check site
+  anywhere in it (bounds, alias, division, conversion, domain checks: an error must
+  still be raised), no `print`/`show`/`assert`, no `while`/`from` loop (which might
+  not end), no `for` loop with a step that is not a nonzero constant, and calls only
+  to quiet, non-recursive functions;
+- a quiet statement none of whose written variables is live afterwards is dropped;
+- an unchecked `Dealloc` ends its variable's life; everything a kept statement
+  mentions becomes live; at the end of a function body the parameters and `main`'s
+  store are live; at the end of a `while`/`from` loop body everything but its own
+  ancillas (a later pass may read them), and at the end of a `for` loop body what
+  Note [Liveness in for loops] says.
+
+Allocations and deallocations are always kept (memory is still taken and given
+back), so the program stays well formed; only the values left in dead ancillas
+differ, and nothing can observe them.
+
+Bounds checks are made with invcheck off too (Note [Checks invcheck does not turn
+off], rlang/lower/statements.py), so an uncomputation that indexes arrays is kept unless its
+indexing is under `@inbounds`: the benchmarks' and the standard library's loops
+carry it.
+
+Note [Liveness in for loops]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A variable is live at the end of a pass of a `for` body when the code after the
+loop reads it, or when the next pass reads it before writing it: the least
+solution of  live_out = live_after ∪ live_in(body),  found by pruning the body
+again with a larger live_out until it stops growing (it starts from live_after, so
+an ancilla that only its own dead updates read stays dead).  Liveness is per
+variable, so an array that a pass reads anywhere would stay live at the end of
+every pass; but a pass that touches only its own slice (`qx[k, j]` in a loop over
+k, every mention of `qx` in the body indexed by `k` at the same axis) cannot read
+what another pass wrote, and such *private* arrays carry no liveness from one pass
+to the next.  This is what drops the uncomputation inside the gradient pass of
+GMM's objective: the adjoint of `~@routine` still reads `qx[k, ·]` for the chain
+rule, but the `qx[k, r] -= …` that restores it is dead in every pass.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import nodes as ir
+from .walk import defined_vars, expr_vars, has_checks, nested_bodies, stmt_exprs, \
+    stmt_places, walk
+
+
+def prune_module(module: ir.Module) -> ir.Module:
+    effects = _Effects(module)
+    functions, changed = {}, False
+    for symbol, fn in module.functions.items():
+        live_out = set(fn.params) | set(fn.results)
+        body = _prune(fn.body, live_out, effects)
+        changed |= body is not fn.body
+        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
+    return ir.Module(module.entry, functions, module.sites) if changed else module
+
+
+class _Effects:
+    """What the calls of a module can do: `quiet`, the functions whose bodies are
+    quiet, calls included (a recursive function never is: it may not end, and it
+    checks its depth); `written_arrays[symbol]`, the positions of the array
+    parameters a function may write, through its calls too."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.quiet: set = set()
+        self.written_arrays: dict = {}
+        changed = True
+        while changed:                  # until neither set grows
+            changed = False
+            for symbol, fn in module.functions.items():
+                if symbol not in self.quiet and all(self.is_quiet(s) for s in fn.body):
+                    self.quiet.add(symbol)
+                    changed = True
+                params = {var: k for k, var in enumerate(fn.params)
+                          if isinstance(var.type, ir.ArrayType)}
+                written = {params[var] for stmt in fn.body for var in self.written(stmt)
+                           if var in params}
+                if written != self.written_arrays.get(symbol, set()):
+                    self.written_arrays[symbol] = written
+                    changed = True
+
+    def written(self, stmt) -> set:
+        """The variables from outside a statement that it may change."""
+        out = set()
+        for s in walk((stmt,)):
+            if isinstance(s, ir.Update):
+                out.add(s.target.var)
+            elif isinstance(s, ir.Instr):
+                out.update(place.var for place in s.places)
+            elif isinstance(s, (ir.Push, ir.Pop)):
+                out.update((s.stack, s.place.var))
+            elif isinstance(s, ir.Call):
+                callee = self.module.functions[s.callee]
+                arrays = self.written_arrays.get(s.callee, set())
+                for k, arg in enumerate(s.args):
+                    if isinstance(arg, ir.Read) or isinstance(arg.type, ir.ArrayType):
+                        if k in arrays:
+                            out.add(arg.var)
+                    elif k in callee.written or k in callee.accumulated:
+                        out.add(arg.var)
+            elif isinstance(s, (ir.Alloc, ir.Dealloc)):
+                out.add(s.var)
+        return out - defined_vars([s for body in nested_bodies(stmt) for s in body])
+
+    def is_quiet(self, stmt) -> bool:
+        """Whether a statement can have no effect but its writes (see the Note)."""
+        for s in walk((stmt,)):
+            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From, ir.Push, ir.Pop)):
+                return False            # output, loops that might not end, stacks
+            if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType):
+                return False            # a negative size or no memory is an error
+            if isinstance(s, ir.Call) and s.callee not in self.quiet:
+                return False
+            if isinstance(s, ir.For) and not (isinstance(s.step, ir.Const) and s.step.value):
+                return False
+            if getattr(s, "alias_site", None) is not None or \
+                    (getattr(s, "site", None) is not None and not isinstance(s, ir.Call)):
+                return False            # a check (a call's site only names the call)
+            if isinstance(s, ir.Update) and s.alias_checks:
+                return False
+            if any(has_checks(e) for e in stmt_exprs(s)):
+                return False
+            for place in stmt_places(s):
+                if getattr(place, "site", None) is not None or \
+                        any(has_checks(i) for i in getattr(place, "indices", ())):
+                    return False
+        return True
+
+
+def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:
+    """`body` without its dead quiet statements, given the variables live after it
+    (`body` itself when nothing is dropped)."""
+    return _prune_live(body, live_out, effects)[0]
+
+
+def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
+    """(`body` pruned as `_prune` does, the variables live before it)."""
+    live = set(live_out)
+    kept = []
+    for stmt in reversed(body):
+        if isinstance(stmt, ir.Dealloc) and stmt.site is None:
+            live.discard(stmt.var)
+            kept.append(stmt)
+            continue
+        if not isinstance(stmt, ir.Alloc) and effects.is_quiet(stmt) and \
+                not (effects.written(stmt) & live):
+            continue
+        stmt = _prune_inside(stmt, live, effects)
+        kept.append(stmt)
+        live |= _mentioned(stmt)
+    if len(kept) == len(body) and all(a is b for a, b in zip(reversed(kept), body)):
+        return body, live
+    return tuple(reversed(kept)), live
+
+
+def _prune_inside(stmt, live_after: set, effects: _Effects):
+    """A kept statement with the dead code of its loop bodies dropped; `live_after`
+    holds the variables live after it."""
+    if isinstance(stmt, ir.For):
+        return _prune_for(stmt, live_after, effects)
+    if isinstance(stmt, ir.If):         # the branch's fi conditions are read after it
+        after = set(live_after).union(*(expr_vars(b.post) for b in stmt.branches
+                                        if b.post is not None))
+        branches = tuple(replace(b, body=_prune(b.body, after, effects))
+                         for b in stmt.branches)
+        orelse = _prune(stmt.orelse, after, effects)
+        if all(new.body is old.body for new, old in zip(branches, stmt.branches)) and \
+                orelse is stmt.orelse:
+            return stmt
+        return replace(stmt, branches=branches, orelse=orelse)
+    if isinstance(stmt, ir.While):
+        body = _prune(stmt.body, _mentioned_outside(stmt), effects)
+        return stmt if body is stmt.body else replace(stmt, body=body)
+    if isinstance(stmt, ir.From):
+        outer = _mentioned_outside(stmt)
+        body = _prune(stmt.body, outer, effects)
+        step = _prune(stmt.step, outer, effects)
+        if body is stmt.body and step is stmt.step:
+            return stmt
+        return replace(stmt, body=body, step=step)
+    return stmt
+
+
+def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
+    """A `for` loop with the dead code of its body dropped (Note [Liveness in for
+    loops]): what is live at the end of a pass is what is live after the loop, and
+    what the next pass reads before it writes, except the slices private to a pass."""
+    own = defined_vars(loop.body) | {loop.var}
+    private = _private_arrays(loop)
+    live_out = set(live_after) - own
+    while True:
+        body, live_in = _prune_live(loop.body, live_out, effects)
+        grown = live_out | (live_in - own - private)
+        if grown == live_out:
+            return loop if body is loop.body else replace(loop, body=body)
+        live_out = grown
+
+
+def _private_arrays(loop: ir.For) -> set:
+    """The arrays from outside `loop` that each pass touches only in its own slice:
+    every mention of them in the body is an element whose index at one fixed axis is
+    the loop index itself (the index distinct on every pass: a nonzero constant step,
+    and a body that does not write it)."""
+    if not (isinstance(loop.step, ir.Const) and loop.step.value):
+        return set()
+    axes: dict = {}             # array → the axes indexed by the loop index everywhere
+    excluded = set()
+
+    def element(var, indices) -> None:
+        here = {k for k, i in enumerate(indices)
+                if isinstance(i, ir.Read) and i.var is loop.var and i.field is None}
+        axes[var] = axes.get(var, here) & here
+
+    def expression(e) -> None:
+        if isinstance(e, ir.Load):
+            element(e.var, e.indices)
+        elif isinstance(e, ir.Read) and not isinstance(e.var.type, str):
+            excluded.add(e.var)         # a whole array or stack (a call's argument)
+        elif isinstance(e, ir.ComplexValue):
+            expression(e.re)
+            expression(e.im)
+        for x in ir.operands(e):
+            expression(x)
+
+    for stmt in walk(loop.body):
+        for e in stmt_exprs(stmt):
+            expression(e)
+        for place in stmt_places(stmt):
+            if isinstance(place, ir.ElemPlace):
+                element(place.var, place.indices)
+                for i in place.indices:
+                    expression(i)
+            else:
+                excluded.add(place.var)
+        if isinstance(stmt, (ir.Alloc, ir.Dealloc)):
+            excluded.add(stmt.var)
+            if isinstance(stmt, ir.Dealloc) and isinstance(stmt.value, ir.Read):
+                excluded.add(stmt.value.var)
+        if isinstance(stmt, (ir.Push, ir.Pop)):
+            excluded.add(stmt.stack)
+    if loop.var in excluded:    # written (a scalar's place), so perhaps not distinct
+        return set()
+    return {var for var, found in axes.items() if found and var not in excluded}
+
+
+def _mentioned_outside(stmt) -> set:
+    """What a later pass of a loop, or the code after it, may read: every variable
+    the loop mentions except those its body allocates itself."""
+    return _mentioned(stmt) - {s.var for body in nested_bodies(stmt) for s in body
+                               if isinstance(s, ir.Alloc)}
+
+
+def _mentioned(stmt) -> set:
+    """Every variable a statement (at any depth) reads, writes or binds."""
+    out = set()
+    for s in walk((stmt,)):
+        for e in stmt_exprs(s):
+            out.update(expr_vars(e))
+        for place in stmt_places(s):
+            out.add(place.var)
+            for index in getattr(place, "indices", ()):
+                out.update(expr_vars(index))
+        if isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+            out.add(s.var)
+        if isinstance(s, (ir.Push, ir.Pop)):
+            out.add(s.stack)
+        if isinstance(s, ir.Dealloc) and isinstance(s.value, ir.Read):
+            out.add(s.value.var)
+    return out
