@@ -34,7 +34,7 @@ from .frontend.invert import invert_program
 from .frontend.loader import load_unit
 from .frontend.parser import parse_expression
 from .frontend.printer import format_program
-from .values import array_to_nested, format_value, to_json
+from .values import array_to_nested, complex_pair, format_value, to_json
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -227,15 +227,6 @@ def _command_grad(options) -> int:
         results.append(("hessian", hessian(fn, args, options.loss)))
     _print_results(results, options.json)
     return 0
-
-
-def complex_pair(grad):
-    """A complex gradient as [∂/∂re, ∂/∂im] (LANGUAGE.md §9)."""
-    if isinstance(grad, complex):
-        return np.array([grad.real, grad.imag])
-    if isinstance(grad, np.ndarray) and grad.dtype.kind == "c":
-        return np.stack([grad.real, grad.imag], axis=-1)
-    return grad
 
 
 def _function_named(module, unit, options):

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from .ieee import float_div, float_pow, rule_at
+from .ieee import float_div, float_pow
 
 
 class Dual:
@@ -131,36 +129,3 @@ def parts(value) -> tuple[float, float]:
     if type(value) is Dual:
         return value.a, value.b
     return float(value), 0.0
-
-
-def select(condition, then, otherwise):
-    """`then()` where `condition` holds, else `otherwise()`.
-
-    On numbers and dual numbers only the chosen branch is computed.  A symbolic
-    condition (rlang/ad/symbolic.py, which has `select`) builds both branches and
-    chooses at run time; this is how the partial-derivative rules branch without
-    branching in Python."""
-    if hasattr(condition, "select"):
-        return condition.select(then(), otherwise())
-    return then() if condition else otherwise()
-
-
-def lift(name: str):
-    """The one-argument built-in `name`, on floats, on Duals, or on symbolic
-    expressions (anything with `apply_builtin`, rlang/ad/symbolic.py)."""
-
-    def apply(x):
-        from .primitives import BUILTINS
-
-        builtin = BUILTINS[name]
-        if hasattr(x, "apply_builtin"):
-            return x.apply_builtin(name)
-        if type(x) is not Dual:         # NumPy floats in (ieee.rule_at), NumPy floats out
-            if type(x) is np.float64:
-                return np.float64(builtin.forward(float(x)))
-            return builtin.forward(x)
-        (derivative,) = rule_at(builtin.partials, (x.a,))
-        return Dual(builtin.forward(x.a), float(derivative) * x.b)
-
-    apply.__name__ = name
-    return apply

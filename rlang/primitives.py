@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from .dual import lift, select
+from .dual import Dual
+from .ieee import rule_at
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -76,6 +77,39 @@ def _atan(y, x=None):
 
 def _atan_ieee(y, x=None):
     return np.arctan(y) if x is None else np.arctan2(y, x)
+
+
+# ------------------------------------------------- the vocabulary of the rules
+
+def select(condition, then, otherwise):
+    """`then()` where `condition` holds, else `otherwise()`.
+
+    On numbers and dual numbers only the chosen branch is computed.  A symbolic
+    condition (rlang/ad/symbolic.py, which has `select`) builds both branches and
+    chooses at run time; this is how the partial-derivative rules branch without
+    branching in Python."""
+    if hasattr(condition, "select"):
+        return condition.select(then(), otherwise())
+    return then() if condition else otherwise()
+
+
+def lift(name: str):
+    """The one-argument built-in `name`, on floats, on Duals, or on symbolic
+    expressions (anything with `apply_builtin`, rlang/ad/symbolic.py)."""
+
+    def apply(x):
+        builtin = BUILTINS[name]
+        if hasattr(x, "apply_builtin"):
+            return x.apply_builtin(name)
+        if type(x) is not Dual:         # NumPy floats in (ieee.rule_at), NumPy floats out
+            if type(x) is np.float64:
+                return np.float64(builtin.forward(float(x)))
+            return builtin.forward(x)
+        (derivative,) = rule_at(builtin.partials, (x.a,))
+        return Dual(builtin.forward(x.a), float(derivative) * x.b)
+
+    apply.__name__ = name
+    return apply
 
 
 # Partial derivatives are written with these lifted functions so that they can be

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 
-from .frontend import ast
 from .dual import Dual
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, to_floats
 
@@ -93,8 +92,9 @@ def type_name(value) -> str:
         return f"stack{{{value.elem}}}"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, ast.TypeRef):
-        return "type"
+    named = getattr(type(value), "rev_type_name", None)    # an ast.TypeRef
+    if named is not None:
+        return named
     return type(value).__name__
 
 
@@ -187,7 +187,7 @@ def from_numpy_scalar(value):
     return value
 
 
-def conform(value, declared: ast.TypeRef | None, convert: bool):
+def conform(value, declared: TypeRef | None, convert: bool):
     """`value` as the declared parameter type, or None when it does not conform.
 
     With `convert` (values coming from the command line or from Python), numbers are
@@ -214,7 +214,7 @@ def conform(value, declared: ast.TypeRef | None, convert: bool):
     return _conform_scalar(value, declared.scalar, convert)
 
 
-def _conform_array(value, declared: ast.TypeRef, convert: bool):
+def _conform_array(value, declared: TypeRef, convert: bool):
     scalar = declared.scalar
     if convert and isinstance(value, (list, tuple)):
         try:
@@ -469,3 +469,21 @@ def summarize_array_start(first: np.ndarray, shape: tuple, limit: int = SUMMARY_
     flat = ", ".join(format_value(read_element(first, (i,))) for i in range(limit))
     typed = first[:1].reshape((1,) * len(shape))        # the type name needs the rank
     return f"[{flat}, …] ({type_name(typed)}, shape {shape})"
+
+
+def complex_pair(grad):
+    """A complex gradient as [∂/∂re, ∂/∂im] (LANGUAGE.md §9)."""
+    if isinstance(grad, complex):
+        return np.array([grad.real, grad.imag])
+    if isinstance(grad, np.ndarray) and grad.dtype.kind == "c":
+        return np.stack([grad.real, grad.imag], axis=-1)
+    return grad
+
+
+def is_device_array(value) -> bool:
+    """Whether `value` lives on the GPU (or on the simulator's pretend GPU)."""
+    if isinstance(value, np.ndarray):
+        return False
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    return type(value).__name__ == "FakeCUDAArray"

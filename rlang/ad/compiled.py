@@ -1,7 +1,9 @@
-"""Compiled gradients (and Hessians) on the llvm backend: the drivers.
+"""Compiled gradients (and Hessians): the one AD driver of both compiled backends.
 
 `compiled_gradient(functions, name, args, loss, inverse)` is `rlang.gradient` for a
-module loaded with `backend="llvm"`, and mirrors the interpreter's driver
+module loaded with a compiled backend.  `functions` is the backend's
+`CompiledFunctions` object (the interface of rlang/backends/functions.py): this
+module never imports a backend.  It mirrors the interpreter's driver
 (rlang/ad/drivers.py) step for step: run f forward (compiled), seed the loss's gradient
 with 1, run the gradient pass — the adjoint of ~f's IR (rlang/ad/adjoint_ir.py), compiled —
 which restores the inputs (arrays in place) and leaves the gradients in its
@@ -15,20 +17,18 @@ import math
 
 import numpy as np
 
+from ..errors import RlangError, RlangTypeError
 from ..frontend import ast
 from ..ir import nodes as ir
-from .drivers import loss_location, resolve_loss
-from ..errors import RlangError, RlangTypeError
-from .adjoint_ir import AdjointFunction, adjoint_module
 from ..ir.outputs import accumulate_only
-from .shadow import shadow_type
-from ..lower.argument_types import type_of_value
-from ..lower.statements import lower, symbol_of
+from ..lower.argument_types import signature_of, type_of_value
+from ..lower.statements import symbol_of
 from ..numbers import ULog, ULogArray
-from ..values import Stack, read_element
-from .tangent_ir import TangentFunction, tangent_module
-from ..backends.llvm.backend import signature_of
-from ..backends.llvm.emit import emit_module
+from ..values import Stack, is_device_array, read_element
+from .adjoint_ir import AdjointFunction
+from .loss import loss_location, resolve_loss
+from .shadow import shadow_type
+from .tangent_ir import TangentFunction
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
@@ -61,7 +61,7 @@ def _gradient_pass(functions, plan, outputs: list) -> tuple:
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
     if plan.on_device:
-        gradients = [_on_device(g) if device and g is not None else g
+        gradients = [functions.to_device(g) if device and g is not None else g
                      for g, device in zip(gradients, plan.on_device)]
     new = functions.run(plan.native, plan.symbol,
                         outputs + [g for g in gradients if g is not None])
@@ -141,8 +141,7 @@ class _GradientPlan:
         self.added = None
         if functions.forward_free_gradients and not functions.invcheck and self.plain \
                 and not isinstance(outputs[self.position], ULog):
-            self.added = accumulate_only(lower(functions.unit, name, self.types, inverse,
-                                               False))
+            self.added = accumulate_only(functions.lowered(name, self.types, inverse))
 
     def zero_gradients(self, outputs: list) -> list:
         """A zero gradient per argument (None for integers and bools)."""
@@ -174,11 +173,7 @@ _HOST_TYPES = (np.ndarray, float, int, complex, bool, type(None))
 
 
 def _is_device(value) -> bool:
-    if isinstance(value, _HOST_TYPES):
-        return False
-    from ..backends.cuda.runtime import is_device_array
-
-    return is_device_array(value)
+    return not isinstance(value, _HOST_TYPES) and is_device_array(value)
 
 
 def _stand_in(value, copy: bool = False):
@@ -188,12 +183,6 @@ def _stand_in(value, copy: bool = False):
     if not _is_device(value):
         return value
     return value.copy_to_host() if copy else np.zeros(tuple(value.shape), dtype=value.dtype)
-
-
-def _on_device(array: np.ndarray):
-    from ..backends.cuda.runtime import cuda
-
-    return cuda().to_device(array)
 
 
 def _seed(loss_value, index) -> float:
@@ -228,20 +217,6 @@ def _zero_gradient(value, t):
         return Stack(shadow.elem, [0j if shadow.elem == "complex" else 0.0] * len(value.items))
     kind = _zero_kind(shadow, value)
     return np.zeros(value.shape, dtype=kind) if isinstance(value, np.ndarray) else kind()
-
-
-def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
-                     derivative: str):
-    """The IR and LLVM modules of a derivative of one specialisation: "grad", the
-    gradient pass of `name` (the adjoint of its inverse); "tan", the tangent
-    transform of `name`; "tan_grad", the tangent transform of the gradient pass."""
-    if derivative == "tan":
-        module = tangent_module(lower(unit, name, types, inverse, invcheck))
-    else:
-        module = adjoint_module(lower(unit, name, types, not inverse, invcheck))
-        if derivative == "tan_grad":
-            module = tangent_module(module)
-    return module, emit_module(module, report_locals=False)
 
 
 def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:

@@ -38,14 +38,16 @@ import numpy as np
 from ..frontend import ast
 from ..interp import ops
 from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
-from ..interp.evaluate import ElemRef, FieldRef, VarRef, adapt_literal, is_number_literal
+from ..frontend.ast import is_number_literal
+from ..interp.evaluate import ElemRef, FieldRef, VarRef, adapt_literal
 from ..interp.comparisons import check_dealloc
-from ..dual import is_zero, lift, refuse_tangent
-from .gvar import GVar, Gradients, backprop, carries_gradient, value_of
+from ..dual import is_zero, refuse_tangent
+from ..gvalue import GVar, value_of
+from .gvar import Gradients, backprop, carries_gradient
 from ..interp.interpreter import Interpreter
 from ..numbers import Fixed, ULog
 from ..interp.instructions import same_kind
-from ..primitives import INSTRUCTION_TABLE
+from ..primitives import INSTRUCTION_TABLE, lift
 from ..values import Stack, conform, type_name, zero_of
 
 _cos, _sin = lift("cos"), lift("sin")
@@ -373,7 +375,7 @@ class GradInterpreter(Interpreter):
         callee_env = {}
         for param, value in zip(fn.params, values):
             if conform(value_of(value), param.type, False) is None:
-                self._bind(fn, param, value_of(value), False, stmt.span)   # raises
+                self.bind_argument(fn, param, value_of(value), False, stmt.span)   # raises
             callee_env[param.name] = value
         self._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
         written = self.written.get(fn.name, frozenset())

@@ -27,24 +27,6 @@ from ..numbers import Fixed, FixedArray, ULog
 from ..primitives import BUILTINS, OPERATOR_PARTIALS
 
 
-class GVar:
-    """A scalar value `x` with its gradient `g`."""
-
-    __slots__ = ("x", "g")
-
-    def __init__(self, x, g=0.0):
-        self.x = x
-        self.g = g
-
-    def __repr__(self):
-        return f"GVar({self.x!r}, {self.g!r})"
-
-
-def value_of(value):
-    """The plain value of a GVar (anything else unchanged)."""
-    return value.x if type(value) is GVar else value
-
-
 def carries_gradient(value) -> bool:
     """Floats, complex, fixed and ulog numbers have gradients; integers and bools not."""
     return isinstance(value, (float, complex, Fixed, ULog, Dual)) and not isinstance(value, bool)

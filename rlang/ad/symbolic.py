@@ -4,8 +4,8 @@ The compiled gradients and Hessians (rlang/ad/adjoint_ir.py, rlang/ad/tangent_ir
 partial derivatives of an IR node as IR expressions.  They are not re-derived here:
 `partials(node)` runs the registry's own rules (`primitives.OPERATOR_PARTIALS`,
 `BUILTINS[name].partials`) on `Sym` values, which build IR instead of computing.
-The rules are written with lifted functions (`dual.lift`) and lazy choices
-(`dual.select`), which dispatch to `Sym.apply_builtin` and `Sym.select`.
+The rules are written with lifted functions (`primitives.lift`) and lazy choices
+(`primitives.select`), which dispatch to `Sym.apply_builtin` and `Sym.select`.
 
 Every symbolic value is an f64 expression (an f32 or fixed operand is converted
 first), as the interpreter computes partial derivatives in Python floats.  ulog
@@ -139,7 +139,7 @@ class Sym:
 
     def __bool__(self):
         raise InternalError("a partial-derivative rule branched on a symbolic value; "
-                            "write it with dual.select")
+                            "write it with primitives.select")
 
 
 class SymCondition:
@@ -158,7 +158,7 @@ class SymCondition:
 
     def __bool__(self):
         raise InternalError("a partial-derivative rule branched on a symbolic value; "
-                            "write it with dual.select")
+                            "write it with primitives.select")
 
 
 def differentiable(expr) -> bool:

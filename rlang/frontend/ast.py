@@ -36,6 +36,10 @@ SCALAR_TYPES = ("i64", "i32", "bool", "f64", "f32", "fixed", "ulog", "complex")
 class TypeRef:
     """A type as written: `f64`, `f64[:,:]` (ndim 2), `stack{i64}` (is_stack)."""
 
+    #: a type passed as a value (`zeros(f64, n)`) is shown as "type" by
+    #: rlang.values.type_name, which sits below the AST and reads this instead
+    rev_type_name = "type"
+
     scalar: str
     ndim: int = 0
     is_stack: bool = False
@@ -349,3 +353,10 @@ class Program:
     @property
     def functions(self) -> tuple:
         return tuple(item for item in self.items if isinstance(item, Function))
+
+
+def is_number_literal(node) -> bool:
+    """An integer or float literal, possibly negated: `2`, `0.5`, `-3.0`."""
+    if isinstance(node, Unary) and node.op == "-":
+        node = node.operand
+    return isinstance(node, (IntLit, FloatLit))

@@ -40,7 +40,7 @@ from .ast import (Alloc, Annotated, ArrayLit, Binary, Block, BoolLit, Call, Call
                   Zeros, is_view, view_root)
 from .analysis import written_params
 from ..errors import CheckError, CheckErrors
-from ..interp.evaluate import is_number_literal
+from .ast import is_number_literal
 from .invert import invert_body
 from .printer import format_expr as _src, format_type
 from ..span import NO_SPAN, Span

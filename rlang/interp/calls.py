@@ -37,7 +37,7 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
         saved = [(i, _snapshot(v)) for i, (r, v) in enumerate(zip(refs, values)) if r is None]
     callee_env = {}
     for param, value in zip(fn.params, values):
-        callee_env[param.name] = interp._bind(fn, param, value, False, stmt.span)
+        callee_env[param.name] = interp.bind_argument(fn, param, value, False, stmt.span)
     interp._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
     written = interp.written.get(fn.name, frozenset())
     for i, (param, ref) in enumerate(zip(fn.params, refs)):

@@ -20,7 +20,7 @@ from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..primitives import BUILTINS, CONSTANTS, CONVERSIONS
 from .scalar_functions import apply_builtin, convert
 from ..dual import Dual, refuse_tangent
-from ..ad.gvar import GVar, value_of
+from ..gvalue import GVar, value_of
 from ..numbers import F32, I32, Fixed, ULog
 from ..values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array,
                      one_of, read_element, summarize, type_name, write_element, zero_of)
@@ -315,22 +315,15 @@ class Evaluator:
 _LITERAL_NODES = (ast.IntLit, ast.FloatLit, ast.Unary)
 
 
-def is_number_literal(node) -> bool:
-    """An integer or float literal, possibly negated: `2`, `0.5`, `-3.0`."""
-    if isinstance(node, ast.Unary) and node.op == "-":
-        node = node.operand
-    return isinstance(node, (ast.IntLit, ast.FloatLit))
-
-
 def adapt_literals(expr: ast.Binary, left, right):
     """A number literal takes the type of the other operand where that type is
     narrower than the literal's default (i32, f32) or is a number system (fixed,
     ulog): `x * 2.0` stays f32 when x is, `q + 0.5` is fixed when q is."""
     if expr.op == "**" and type(left) is ULog:     # `l ** 2`: the exponent stays a number
         return left, right
-    if is_number_literal(expr.left) and not is_number_literal(expr.right):
+    if ast.is_number_literal(expr.left) and not ast.is_number_literal(expr.right):
         left = adapt_literal(left, right, expr.left)
-    elif is_number_literal(expr.right) and not is_number_literal(expr.left):
+    elif ast.is_number_literal(expr.right) and not ast.is_number_literal(expr.left):
         right = adapt_literal(right, left, expr.right)
     return left, right
 

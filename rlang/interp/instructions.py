@@ -14,9 +14,9 @@ import numpy as np
 
 from ..frontend import ast
 from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
-from ..primitives import INSTRUCTION_TABLE
+from ..primitives import INSTRUCTION_TABLE, lift
 from . import ops
-from ..dual import Dual, lift
+from ..dual import Dual
 from ..numbers import Fixed
 from ..values import Stack, a_type, type_name, zero_of
 

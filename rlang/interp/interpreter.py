@@ -24,7 +24,8 @@ from ..frontend.analysis import written_params
 from .calls import execute_call
 from .comparisons import check_dealloc
 from ..errors import Frame, ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
-from .evaluate import Evaluator, adapt_literal, is_number_literal
+from ..frontend.ast import is_number_literal
+from .evaluate import Evaluator, adapt_literal
 from .instructions import execute_instruction
 from ..frontend.invert import invert_body
 from .loops import execute_for
@@ -87,10 +88,10 @@ class Interpreter:
                                  fn.span)
         env = {}
         for param, value in zip(fn.params, args):
-            env[param.name] = self._bind(fn, param, value, convert, param.span)
+            env[param.name] = self.bind_argument(fn, param, value, convert, param.span)
         self.check_writable(fn, list(env.values()))
         if self.invcheck:
-            self._check_argument_aliasing(fn, list(env.values()))
+            self.check_argument_aliasing(fn, list(env.values()))
         self._run_function(fn, env, inverse, call_site=None)
         return [env[p.name] for p in fn.params]
 
@@ -105,7 +106,7 @@ class Interpreter:
                                      f"array, but `{fn.name}` updates it in place; pass a "
                                      f"writable copy", param.span)
 
-    def _check_argument_aliasing(self, fn, values) -> None:
+    def check_argument_aliasing(self, fn, values) -> None:
         """Arrays handed in from Python must not share memory with another argument
         when the function may write them (the rule of LANGUAGE.md §5)."""
         written = self.written.get(fn.name, frozenset())
@@ -165,7 +166,7 @@ class Interpreter:
             self.backward = outer_direction
             self.frame_backward = outer_frame
 
-    def _bind(self, fn, param, value, convert, span):
+    def bind_argument(self, fn, param, value, convert, span):
         conformed = conform(value, param.type, convert)
         if conformed is None:
             expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \

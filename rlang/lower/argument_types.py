@@ -49,3 +49,25 @@ _ARRAY_SYSTEMS = {FixedArray: "fixed", ULogArray: "ulog"}
 DTYPE_SCALARS = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32",
                   np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
                   np.dtype(np.bool_): "bool", np.dtype(np.complex128): "complex"}
+
+
+#: Scalar types that carry their rev type with them.
+_CHECKED_SCALARS = (F32, I32)
+
+
+def signature_of(args) -> tuple | None:
+    """What decides how arguments bind: the type (and dtype and rank) of each.  None
+    when some argument must be converted or range-checked on every call (an int
+    beyond i64, a list, a NumPy scalar …), which then takes the general path."""
+    out = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:          # Note [Unit-stride arrays]
+            out.append((a.dtype, a.ndim, a.ndim > 0 and a.strides[-1] == a.itemsize))
+        elif kind is float or kind is bool or kind in _CHECKED_SCALARS:
+            out.append(kind)
+        elif kind is int and -(1 << 63) <= a < (1 << 63):
+            out.append(kind)
+        else:
+            return None
+    return tuple(out)

@@ -29,6 +29,7 @@ from ..frontend import ast
 from ..ir import nodes as ir
 from ..errors import RlangTypeError
 from .complex import as_pair, f64
+from .expressions import convert
 from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported
 
 
@@ -40,9 +41,8 @@ def array_alloc(fl, stmt: ast.Alloc) -> list | None:
         if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
             raise BackendUnsupported("the compiled backends allocate zeros of scalar "
                                      "types only", value.span)
-        from .statements import _convert
 
-        dims = tuple(_convert(fl.int_expr(d), "i64") for d in value.args[1:])
+        dims = tuple(convert(fl.int_expr(d), "i64") for d in value.args[1:])
         var = _new(fl, stmt.name, ir.ArrayType(elem.scalar, len(dims), unit_stride=True))
         sites = (fl.error_site("zeros_memory", value.span, (elem.scalar, len(dims))),
                  *(fl.error_site("zeros", d.span) for d in value.args[1:]))
@@ -128,9 +128,8 @@ def _subtract_literal(fl, stmt: ast.Dealloc, var: ir.Var, extents: tuple, subtra
 
 def _checked_extent(fl, node):
     """An extent of `zeros(T, n…)`: an i64, checked not negative where evaluated."""
-    from .statements import _convert
 
-    extent = _convert(fl.int_expr(node), "i64")
+    extent = convert(fl.int_expr(node), "i64")
     return ir.Checked(extent, ir.Compare(">=", extent, ir.Const(0, "i64")),
                       fl.error_site("zeros", node.span), (extent,))
 
@@ -296,14 +295,13 @@ def _literal_scalar(kinds: set, node) -> str:
 
 
 def _as_element(value, elem: str, node):
-    from .statements import _convert
 
     if elem == "complex":
         return as_pair(f64(value) if value.type in ("fixed", "ulog") else value,
                        "an array literal", node.span)
     if elem in ("fixed", "bool") or value.type == elem:
         return value
-    return _convert(value, elem)
+    return convert(value, elem)
 
 
 def _accumulate(var: ir.Var, elements, op: str) -> list:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from ..frontend import ast
 from ..ir import nodes as ir
 from ..errors import RlangTypeError
-from ..interp.evaluate import is_number_literal, view_text
-from .complex_functions import complex_power
-from .complex import Pair, complex_binary, complex_builtin, f64, load_pair, \
+from ..frontend.ast import is_number_literal
+from ..interp.evaluate import view_text
+from .complex_functions import complex_builtin, complex_power
+from .complex import Pair, complex_binary, f64, load_pair, \
     negate, read_pair
 from .systems import SYSTEMS, from_system, log_of, system_binary, system_constant, \
     to_system, zero_or_one

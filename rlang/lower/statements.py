@@ -39,10 +39,12 @@ import numpy as np
 from ..frontend import ast
 from ..ir import nodes as ir
 from ..errors import RlangTypeError
-from ..interp.evaluate import Evaluator, is_number_literal
+from ..frontend.ast import is_number_literal
+from ..interp.evaluate import Evaluator
 from ..frontend.invert import invert_body
 from .arrays import array_alloc, array_argument, array_dealloc, swap_arrays
 from .complex import Pair, as_pair
+from .expressions import convert, lower_expr
 from .stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from ..primitives import CONSTANTS
@@ -323,7 +325,7 @@ class _FunctionLowering:
             if target_type not in ir.INTEGER_TYPES:
                 raise RlangTypeError(f"`^=` needs an integer or bool target, got {target_type}",
                                      stmt.span)
-            return _convert(value, target_type)
+            return convert(value, target_type)
         if target_type == "bool":
             raise RlangTypeError(f"`{stmt.op}` cannot update the bool `{_text(stmt.target)}`; "
                                  "use `^=` or FLIP", stmt.span)
@@ -339,7 +341,7 @@ class _FunctionLowering:
         if value.type not in allowed:
             raise RlangTypeError(f"cannot accumulate {value.type} into the {target_type} "
                                  "target; the result would not fit its type", stmt.span)
-        return _convert(value, target_type)
+        return convert(value, target_type)
 
     def alias_checks(self, target_node, target, value_node) -> tuple:
         """Run-time checks that no element read by the right-hand side is the target
@@ -388,7 +390,7 @@ class _FunctionLowering:
                                      f"{with_article(places[0].type)} and "
                                      f"{with_article(places[1].type)}", stmt.span)
         if name in ("ROT", "IROT"):
-            angle = _convert(self.expr(stmt.args[2]), places[0].type)
+            angle = convert(self.expr(stmt.args[2]), places[0].type)
         if name == "SWAP" and places[0].type != places[1].type:
             raise RlangTypeError(f"SWAP needs two values of one type, got {places[0].type} "
                                  f"and {places[1].type}", stmt.span)
@@ -437,7 +439,7 @@ class _FunctionLowering:
         elif var.type in SYSTEMS:
             expected = to_system(self, expected, var.type, stmt.value.span)
         else:
-            expected = _convert(expected, var.type)
+            expected = convert(expected, var.type)
         return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
 
     def _zeros(self, stmt: ast.Zeros) -> list:
@@ -534,7 +536,7 @@ class _FunctionLowering:
                         self.site("from", stmt.start.span, (_text(stmt.start),)))]
 
     def _for(self, stmt: ast.For) -> list:
-        start, step, stop = (_convert(self.int_expr(e), "i64")
+        start, step, stop = (convert(self.int_expr(e), "i64")
                              for e in (stmt.start, stmt.step, stmt.stop))
         var = ir.Var(stmt.var, "i64")
         outer = self.scope.get(stmt.var)
@@ -666,7 +668,7 @@ class _FunctionLowering:
         return tuple(self.index(i) for i in view.indices)
 
     def index(self, expr):
-        return _convert(self.int_expr(expr), "i64")
+        return convert(self.int_expr(expr), "i64")
 
     def bounds_site(self, view: ast.Index):
         """The bounds check of `view`: the site of index k is the returned id + k.
@@ -696,8 +698,6 @@ class _FunctionLowering:
     # ------------------------------------------------------------ expressions
     def expr(self, node, literal_type: str | None = None):
         """The IR of an expression; a number literal takes `literal_type` if given."""
-        from .expressions import lower_expr
-
         return lower_expr(self, node, literal_type)
 
 
@@ -710,19 +710,10 @@ def _declared_type(param: ast.Param):
     return ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar
 
 
-def _convert(value, t: str):
-    if value.type == t:
-        return value
-    if isinstance(value, ir.Const) and value.type in _CAST and t in _CAST:
-        return ir.Const(_CAST[t](value.value), t)
-    return ir.Convert(value, t)
-
-
 #: Statements that evaluate their expressions once, before they act: temporaries
 #: can be made around them (`hoist`).
 _HOISTING = (ast.Update, ast.Alloc, ast.Dealloc, ast.Instr, ast.CallStmt)
 
-_CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
 _ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}
 
 

@@ -116,7 +116,7 @@ def _undo(session, argument: str, file: str) -> None:
 def _grad(session, argument: str, file: str) -> None:
     from ..ad.drivers import gradient
     from ..api import Function, Module
-    from ..cli import complex_pair
+    from ..values import complex_pair
 
     call_text, loss = _split_loss(argument)
     call = _call_of(call_text, file, session)

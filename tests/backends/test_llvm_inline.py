@@ -9,7 +9,7 @@ import numpy as np
 
 import rlang
 from rlang.backends.llvm.jit import optimise, target_machine
-from rlang.ad.compiled import build_derivative
+from rlang.backends.llvm.backend import build_derivative
 from rlang.backends.llvm.emit import emit_module
 from rlang.lower.statements import lower, type_of_value
 

@@ -258,7 +258,7 @@ def test_updates_read_by_the_next_pass_are_kept():
 
 
 def test_gradient_sums_are_reassociable_and_nothing_else():
-    from rlang.ad.compiled import build_derivative
+    from rlang.backends.llvm.backend import build_derivative
 
     unit = rlang.loads(SOURCE).unit
     types = (type_of_value(0.0), type_of_value(X), type_of_value(M))

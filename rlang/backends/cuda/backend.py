@@ -21,31 +21,29 @@ import itertools
 import numpy as np
 
 from ...ir import nodes as ir
-from ...ad.adjoint_ir import AdjointFunction
 from ...deep import run_deep
 from ...errors import ReversibilityError, RlangError, RlangTypeError
-from ...ad.shadow import derive_module
+from ...ad.derivatives import derivative_ir
 from ...lower.argument_types import DTYPE_SCALARS, type_of_value
 from ...lower.statements import lower, symbol_of
-from ...ad.tangent_ir import TangentFunction
 from .. import abi
+from ..functions import CompiledFunctions
 from .emit import write_program
 from .runtime import HOST_WORDS, Arr, constant_array, device_bytes, \
-    error_from_record, host_namespace, is_device_array, run_host
+    cuda, error_from_record, host_namespace, is_device_array, run_host
 from .scalar import CTXF_WORDS
 
 _counter = itertools.count()
 
 
-class CudaFunctions:
+class CudaFunctions(CompiledFunctions):
     #: gradients always run the forward kernels first (Note [Gradients without the
     #: forward run] is for host memory only)
     forward_free_gradients = False
 
     def __init__(self, unit, invcheck: bool, interpreter):
-        self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
+        super().__init__(unit, invcheck, interpreter)
         self._programs: dict = {}
-        self.plans: dict = {}           # gradient plans (llvm_ad._GradientPlan)
 
     def types_of(self, values: list) -> tuple:
         """The IR types of bound argument values."""
@@ -59,21 +57,18 @@ class CudaFunctions:
         results = self.run(native, symbol_of(name, types, inverse), values)
         return [] if name == "main" else results   # arguments, not main's store
 
-    def bind(self, name: str, args: list) -> list:
-        """The arguments conformed to `name`'s parameters by the interpreter's rules;
-        device arrays pass through as they are."""
-        fn = self.unit.functions[name]
-        if len(args) != len(fn.params):
-            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got "
-                                 f"{len(args)}", fn.span)
-        values = [a if is_device_array(a) else self.interpreter._bind(fn, p, a, True, p.span)
-                  for p, a in zip(fn.params, args)]
-        self.interpreter.check_writable(fn, values)
-        if self.invcheck:
-            host = [np.empty(0) if is_device_array(v) else v for v in values]
-            self.interpreter._check_argument_aliasing(fn, host)
-            self._check_device_aliasing(fn, values)
-        return values
+    def passes_as_is(self, value) -> bool:
+        """Device arrays are taken as they are."""
+        return is_device_array(value)
+
+    def check_aliasing(self, fn, values: list) -> None:
+        """The interpreter's rule for host arrays, and the same rule on the device."""
+        host = [np.empty(0) if is_device_array(v) else v for v in values]
+        self.interpreter.check_argument_aliasing(fn, host)
+        self._check_device_aliasing(fn, values)
+
+    def to_device(self, array: np.ndarray):
+        return cuda().to_device(array)
 
     def _check_device_aliasing(self, fn, values: list) -> None:
         """A written device array must not overlap another device array argument (the
@@ -90,53 +85,31 @@ class CudaFunctions:
     def run(self, native, symbol: str, values: list) -> list:
         return run_deep(native.call, symbol, values, self.interpreter.max_depth)
 
-    def run_main(self) -> list:
-        if "main" not in self.unit.functions:
-            return self.interpreter.run_main()
-        native = self.native("main", (), False)
-        return self.run(native, symbol_of("main", (), False), [])
-
     def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):
         """The compiled program of one specialisation, or of a derivative of it
-        ("grad": its gradient pass; "tan", "tan_grad": the Hessian's passes)."""
+        (rlang/ad/derivatives.py)."""
         key = (name, types, inverse, derivative)
         program = self._programs.get(key)
         if program is None:
-            module, shadows = build_module(self.unit, name, types, inverse, self.invcheck,
-                                           derivative)
+            if derivative:
+                module, shadows = derivative_ir(self.lowered_for(name, types, inverse),
+                                                derivative)
+            else:
+                module, shadows = self.lowered(name, types, inverse), frozenset()
             program = self._programs[key] = CompiledProgram(module, shadows)
         return program
 
 
 def build_module(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
                  derivative: str = "") -> tuple:
-    """(IR module, shadows updated atomically) of a specialisation or a derivative."""
+    """(IR module, shadows updated atomically) of a specialisation or a derivative,
+    outside any module's cache (for tests that look at the generated code)."""
+    def lowered(backward: bool):
+        return lower(unit, name, types, inverse != backward, invcheck)
+
     if not derivative:
-        return lower(unit, name, types, inverse, invcheck), frozenset()
-    if derivative == "tan":
-        return derive_module(lower(unit, name, types, inverse, invcheck),
-                             TangentFunction), frozenset()
-    gradients: set = set()
-    module = derive_module(lower(unit, name, types, not inverse, invcheck),
-                           _recording(AdjointFunction, gradients))
-    if derivative == "tan_grad":
-        tangents: set = set()
-        module = derive_module(module, _recording(TangentFunction, tangents, gradients))
-        gradients |= tangents
-    return module, frozenset(gradients)
-
-
-def _recording(transform, found: set, of: set | None = None):
-    """`transform` noting the shadows it creates in `found` (only those of the
-    variables in `of`, when given): the shadows whose updates are atomic."""
-
-    class Recording(transform):
-        def function(self):
-            out = super().function()
-            found.update(s for v, s in self.shadows.items() if of is None or v in of)
-            return out
-
-    return Recording
+        return lowered(False), frozenset()
+    return derivative_ir(lowered, derivative)
 
 
 class CompiledProgram:
@@ -193,7 +166,7 @@ def _compile_device(program, constants: dict) -> dict:
     from .runtime import device_form, simulated
 
     if simulated():
-        from .scalar import namespace
+        from .systems import namespace
 
         space = namespace()
     else:

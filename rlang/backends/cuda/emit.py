@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...ir import nodes as ir
+from ...ir.passes import run_passes
 from ...errors import InternalError
 from ...types_rules import BackendUnsupported
 from .. import abi
@@ -70,6 +71,7 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     GPU also gets its device function (for `rlang compile --emit ptx`)."""
     from ...ir.call_graph import depth_counted_symbols, recursive_symbols
 
+    module = run_passes(module)         # rlang/ir/passes.py
     program = Program("")
     recursive = recursive_symbols(module)
     counted = depth_counted_symbols(module)

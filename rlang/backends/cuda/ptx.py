@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from ...ir import nodes as ir
 from ...errors import RlangError
-from ...ad.shadow import derive_module
-from ...ad.adjoint_ir import AdjointFunction
+from ...ad.derivatives import with_gradient_passes
 from ...lower.entries import entries_of
 from ...lower.statements import lower_many
 from ...types_rules import BackendUnsupported
@@ -58,19 +57,12 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
     except ImportError as error:
         raise RlangError(f"--emit ptx needs numba-cuda ({error}): "
                          "pip install 'rlang[cuda]'") from None
-    from .backend import _recording
-
     entries, skipped = entries_of(unit, invcheck)
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled for the GPU: "
                                  + "; ".join(f"{n}: {m}" for n, m in skipped))
-    module = lower_many(unit, entries, invcheck)
-    shadows: set = set()
-    plain = ir.Module("", {s: f for s, f in module.functions.items() if not f.results},
-                      module.sites)
-    module.functions.update(derive_module(plain, _recording(AdjointFunction, shadows))
-                            .functions)
-    program = write_program(module, frozenset(shadows), all_device=True)
+    module, shadows = with_gradient_passes(lower_many(unit, entries, invcheck))
+    program = write_program(module, shadows, all_device=True)
     space = gpu_namespace()
     space.update(common_namespace())
     for name, c in program.constants.items():

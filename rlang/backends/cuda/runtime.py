@@ -30,8 +30,9 @@ import numpy as np
 
 from .. import abi
 from ...ir.nodes import ArrayType, representation
-from ...values import wrap_i64
-from .scalar import CTXF_WORDS, namespace as scalar_namespace
+from ...values import is_device_array, wrap_i64
+from .scalar import CTXF_WORDS
+from .systems import namespace as helper_namespace
 
 #: The NumPy dtype of each element type, as arguments and results hold it (a fixed
 #: array is int64 of raw values, a ulog array float64 of logarithms).
@@ -52,15 +53,6 @@ def cuda():
     from numba import cuda as module
 
     return module
-
-
-def is_device_array(value) -> bool:
-    """Whether `value` lives on the GPU (or on the simulator's pretend GPU)."""
-    if isinstance(value, np.ndarray):
-        return False
-    if hasattr(value, "__cuda_array_interface__"):
-        return True
-    return type(value).__name__ == "FakeCUDAArray"
 
 
 def device_bytes(value) -> tuple:
@@ -357,7 +349,7 @@ def host_namespace(sites, out=None) -> dict:
                 shown.append(bool(v) if t == "bool" else int(v))
         (out or sys.stdout).write(print_line(info, shown) + "\n")
 
-    space = scalar_namespace()
+    space = helper_namespace()
     space.update(Arr=Arr, launch=launch, to_box=to_box, from_box=from_box,
                  nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
                  record_arrays=record_arrays)

@@ -234,11 +234,7 @@ Z_bool, Z_i32, Z_i64, Z_f32, Z_f64 = False, 0, 0, 0.0, 0.0
 inf, nan = math.inf, math.nan
 
 
-def namespace() -> dict:
-    """The helper names of this module and of backends/cuda/systems.py (fixed, ulog, complex),
-    for `exec` of generated code that runs as Python."""
-    from .systems import namespace as systems
-
-    space = {name: value for name, value in globals().items() if not name.startswith("__")}
-    space.update(systems())
-    return space
+def helpers() -> dict:
+    """The helper names of this module (systems.namespace adds fixed, ulog and complex
+    ones), for `exec` of generated code that runs as Python."""
+    return {name: value for name, value in globals().items() if not name.startswith("__")}

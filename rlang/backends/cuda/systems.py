@@ -25,6 +25,7 @@ import math
 from ...interp.comparisons import ATOL
 from ...numbers import FIXED_LIMIT, ONE_RAW, Fixed
 from .scalar import b_log, inb, rec
+from .scalar import helpers as scalar_helpers
 
 _LIMIT = float(FIXED_LIMIT)
 
@@ -122,6 +123,7 @@ NATIVE = ("fxmul", "fxdiv", "fxof")
 
 
 def namespace() -> dict:
-    """The helpers, for `exec` of generated code that runs as Python."""
+    """The helper names of scalar.py and of this module (fixed, ulog, complex), for
+    `exec` of generated code that runs as Python."""
     g = globals()
-    return {name: g[name] for name in SHARED + NATIVE} | {"ONE_RAW": ONE_RAW}
+    return scalar_helpers() | {name: g[name] for name in SHARED + NATIVE} | {"ONE_RAW": ONE_RAW}

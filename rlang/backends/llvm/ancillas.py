@@ -9,7 +9,8 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from .. import abi
-from .expr import F64, I1, I8, I64, counted_loop, loop_hints
+from .expr import counted_loop, loop_hints
+from .types import F64, I1, I64, I8
 
 
 # Note [Small array ancillas]

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from ...ir import nodes as ir
 from ...errors import RlangError
-from ...ad.adjoint_ir import AdjointFunction, adjoint_module
+from ...ad.adjoint_ir import AdjointFunction
+from ...ad.derivatives import with_gradient_passes
 from ...lower.entries import entries_of
 from ...lower.statements import lower_many
 from ...types_rules import BackendUnsupported
@@ -41,11 +42,7 @@ def compiled_module(unit, invcheck: bool):
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled yet: " +
                                  "; ".join(f"{n}: {m}" for n, m in skipped))
-    module = lower_many(unit, entries, invcheck)
-    with_store = {s: f for s, f in module.functions.items() if f.results}
-    gradients = adjoint_module(ir.Module("", {s: f for s, f in module.functions.items()
-                                              if s not in with_store}, module.sites))
-    module.functions.update(gradients.functions)
+    module, _ = with_gradient_passes(lower_many(unit, entries, invcheck))
     return module, emit_module(module, Path(unit.file).stem, python_entries=False), entries, skipped
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...errors import InternalError
-from .expr import F64, I1, I64, llvm_type
+from .types import F64, I1, I64, llvm_type
 
 
 def emit_binary(em, e):

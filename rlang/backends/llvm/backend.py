@@ -9,31 +9,27 @@ the interpreter's own rules, so both backends accept and refuse the same calls.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...deep import run_deep
-from ...numbers import F32, I32
-from ...errors import RlangTypeError
 from ...types_rules import BackendUnsupported
-from ...lower.argument_types import type_of_value
+from ...lower.argument_types import signature_of, type_of_value
 from ...lower.statements import lower, symbol_of
+from ..functions import CompiledFunctions
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
 
 
-class LlvmFunctions:
+class LlvmFunctions(CompiledFunctions):
     #: with invcheck off, a gradient may skip the forward run (Note [Gradients
     #: without the forward run], rlang/ir/outputs.py)
     forward_free_gradients = True
 
     def __init__(self, unit, invcheck: bool, interpreter):
-        self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
+        super().__init__(unit, invcheck, interpreter)
         self._source_key = _unit_key(unit)
         self._modules: dict = {}
         # (name, inverse, argument signature) → (native module, symbol) for argument
         # kinds that earlier conformed to the parameters unchanged (see signature_of)
         self._fast: dict = {}
-        self.plans: dict = {}           # gradient plans (llvm_ad._GradientPlan), by call kind
         self._refused: dict = {}        # specialisation → its BackendUnsupported
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
@@ -41,7 +37,7 @@ class LlvmFunctions:
         fast = self._fast.get((name, inverse, signature)) if signature else None
         if fast is not None:        # arguments known to conform as they are
             if self.invcheck:
-                self.interpreter._check_argument_aliasing(self.unit.functions[name], args)
+                self.check_aliasing(self.unit.functions[name], args)
             try:
                 return self.run(*fast, args)
             except ReadOnlyArgument:    # the interpreter's error, with the name
@@ -63,24 +59,6 @@ class LlvmFunctions:
         kinds took the fast path)."""
         return bool(signature) and (name, inverse, signature) in self._fast
 
-    def bind(self, name: str, args: list) -> list:
-        """The arguments conformed to `name`'s parameters, by the interpreter's rules
-        (and refused, with its errors, where they do not fit or alias)."""
-        fn = self.unit.functions[name]
-        if len(args) != len(fn.params):
-            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got "
-                                 f"{len(args)}", fn.span)
-        values = [self.interpreter._bind(fn, p, v, True, p.span)
-                  for p, v in zip(fn.params, args)]
-        self.interpreter.check_writable(fn, values)
-        if self.invcheck:
-            self.interpreter._check_argument_aliasing(fn, values)
-        return values
-
-    def types_of(self, values: list) -> tuple:
-        """The IR types of bound argument values (BackendUnsupported if none)."""
-        return tuple(type_of_value(v) for v in values)
-
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on
         the interpreter's big-stack thread; other calls run here (starting a thread
@@ -88,31 +66,23 @@ class LlvmFunctions:
         call = (native.call, symbol, values, self.interpreter.max_depth)
         return run_deep(*call) if native.recursive else call[0](*call[1:])
 
-    def run_main(self) -> list:
-        """Run `main()`; return its store as (name, value) pairs."""
-        if "main" not in self.unit.functions:
-            return self.interpreter.run_main()      # the interpreter's error
-        native = self.native("main", (), False)
-        return run_deep(native.call, symbol_of("main", (), False), [],
-                        self.interpreter.max_depth)
-
     def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):
         """The compiled module of one specialisation (memory, then disk cache), or of
-        a derivative of it ("grad": its gradient pass, rlang/ad/compiled.py)."""
+        a derivative of it (rlang/ad/derivatives.py)."""
         key = (name, types, inverse, derivative)
         native = self._modules.get(key)
         if native is None and key in self._refused:    # refused once: not lowered again
             raise self._refused[key].with_traceback(None)
         if native is None:
             def build():
+                from ...ad.derivatives import derivative_ir     # not needed from the
+                from .emit import emit_module                   # disk cache
+
                 if derivative:
-                    from ...ad.compiled import build_derivative
-
-                    return build_derivative(self.unit, name, types, inverse, self.invcheck,
-                                            derivative)
-                from .emit import emit_module      # not needed from the cache
-
-                module = lower(self.unit, name, types, inverse, self.invcheck)
+                    module, _ = derivative_ir(self.lowered_for(name, types, inverse),
+                                              derivative)
+                    return module, emit_module(module, report_locals=False)
+                module = self.lowered(name, types, inverse)
                 return module, emit_module(module)
 
             try:
@@ -125,26 +95,18 @@ class LlvmFunctions:
         return native
 
 
-#: Scalar types that carry their rev type with them.
-_CHECKED_SCALARS = (F32, I32)
+def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: bool,
+                     derivative: str):
+    """The IR and LLVM modules of a derivative of one specialisation, outside any
+    module's cache (for tests and tools that look at the code)."""
+    def lowered(backward: bool):
+        return lower(unit, name, types, inverse != backward, invcheck)
 
+    from ...ad.derivatives import derivative_ir
+    from .emit import emit_module
 
-def signature_of(args) -> tuple | None:
-    """What decides how arguments bind: the type (and dtype and rank) of each.  None
-    when some argument must be converted or range-checked on every call (an int
-    beyond i64, a list, a NumPy scalar …), which then takes the general path."""
-    out = []
-    for a in args:
-        kind = type(a)
-        if kind is np.ndarray:          # Note [Unit-stride arrays]
-            out.append((a.dtype, a.ndim, a.ndim > 0 and a.strides[-1] == a.itemsize))
-        elif kind is float or kind is bool or kind in _CHECKED_SCALARS:
-            out.append(kind)
-        elif kind is int and -(1 << 63) <= a < (1 << 63):
-            out.append(kind)
-        else:
-            return None
-    return tuple(out)
+    module, _ = derivative_ir(lowered, derivative)
+    return module, emit_module(module, report_locals=False)
 
 
 def _unit_key(unit) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from .expr import F32, F64, I32, I64
+from .types import F32, F64, I32, I64
 from .systems import convert_from_system, convert_to_system
 
 _INT_RANGE = {"i64": (-2.0 ** 63, 2.0 ** 63), "i32": (-2.0 ** 31, 2.0 ** 31)}

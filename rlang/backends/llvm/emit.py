@@ -17,11 +17,10 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...ir.guards import selects_outside_gathers
-from ...ir.prune import prune_module
-from ...ir.zeros import drop_zero_updates
+from ...ir.passes import run_passes
 from .. import abi
-from .expr import ExprEmitter, I1, I8, I32, I64, F64, counted_loop, storage_type
+from .expr import ExprEmitter, counted_loop
+from .types import F64, I1, I32, I64, I8, storage_type
 from .alias import ParameterScopes, distinct_gradients
 from .ancillas import AncillaEmitter
 from ..abi import PRINT_HOOK
@@ -55,9 +54,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     off for derivative passes); `python_entries`: each function's entry point is the
     `<symbol>_pyentry` that Python calls (Note [Arrays read by the entry point],
     backends/llvm/marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`."""
-    # Note [Known zeros] (rlang/ir/zeros.py), Note [Dead uncomputation] (ir/prune.py),
-    # Note [Zero seeds] (ir/guards.py)
-    module = selects_outside_gathers(prune_module(drop_zero_updates(module)))
+    module = run_passes(module)         # rlang/ir/passes.py
     out = ll.Module(name=name)
     recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
     distinct = distinct_gradients(module)

@@ -15,17 +15,9 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-
-I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
-F32, F64 = ll.FloatType(), ll.DoubleType()
-
-# fixed and ulog are held as their representation (Note [Number systems in the IR])
-# a complex is two doubles, re then im (Note [Complex numbers in the IR])
-COMPLEX = ll.ArrayType(F64, 2)
-_REGISTER = {"bool": I1, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
-             "ulog": F64, "complex": COMPLEX}
-_STORAGE = {"bool": I8, "i32": I32, "i64": I64, "f32": F32, "f64": F64, "fixed": I64,
-            "ulog": F64, "complex": COMPLEX}
+from .arith import emit_binary, emit_builtin, floor_div_int
+from .convert import emit_convert
+from .types import COMPLEX, F32, F64, I1, I8, I32, I64, llvm_type, storage_type
 
 #: Registry functions computed by a C library function of the same meaning.
 _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -34,14 +26,6 @@ _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos
          "hypot": "hypot", "floor": "floor", "ceil": "ceil", "round": "nearbyint",
          "fabs": "fabs", "fmod": "fmod", "pow": "pow", "atan2": "atan2",
          "copysign": "copysign"}
-
-
-def llvm_type(t: str):
-    return _REGISTER[t]
-
-
-def storage_type(t: str):
-    return _STORAGE[t]
 
 
 class ExprEmitter:
@@ -56,8 +40,8 @@ class ExprEmitter:
         if t == "bool":
             return ll.Constant(I1, int(bool(value)))
         if t in ("f32", "f64", "ulog"):
-            return ll.Constant(_REGISTER[t], float(value))
-        return ll.Constant(_REGISTER[t], int(value))
+            return ll.Constant(llvm_type(t), float(value))
+        return ll.Constant(llvm_type(t), int(value))
 
     def from_storage(self, value, t):
         if t == "bool":
@@ -307,23 +291,15 @@ class ExprEmitter:
         return self.expr(e.value)
 
     def _e_convert(self, e: ir.Convert):
-        from .convert import emit_convert
-
         return emit_convert(self, e)
 
     def _e_binary(self, e: ir.Binary):
-        from .arith import emit_binary
-
         return emit_binary(self, e)
 
     def _e_builtin(self, e: ir.Builtin):
-        from .arith import emit_builtin
-
         return emit_builtin(self, e)
 
     def floor_div_i64(self, a, b_):
-        from .arith import floor_div_int
-
         return floor_div_int(self, a, b_, I64)
 
 

@@ -36,7 +36,7 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ..abi import LOCALS_HOOK
-from .expr import F64, I8, I32, I64
+from .types import F64, I32, I64, I8
 
 
 #: The parameter attribute that says a pointer is not captured: `captures(none)` from

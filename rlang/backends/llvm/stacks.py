@@ -20,7 +20,8 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from .. import abi
-from .expr import I1, I8, I32, I64, F64, counted_loop, storage_type
+from .expr import counted_loop
+from .types import F64, I1, I32, I64, I8, storage_type
 
 STACK_TYPE = ll.LiteralStructType([I8.as_pointer(), I64, I64])
 _DATA, _LENGTH, _CAPACITY = 0, 1, 2

@@ -15,7 +15,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...numbers import FIXED_LIMIT, FRACTION_BITS
-from .expr import F32, F64, I1, I64
+from .types import F32, F64, I1, I64
 
 I128 = ll.IntType(128)
 _SCALE = float(1 << FRACTION_BITS)

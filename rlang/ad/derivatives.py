@@ -1,0 +1,69 @@
+"""The derivatives of a lowered specialisation, as IR: the one place they are built.
+
+`derivative_ir(lowered, derivative)` takes `lowered(backward)`, the IR of one
+specialisation run forward (`backward=False`) or backward (its inverse, ~f), and
+returns `(module, shared)`:
+
+- "grad": the gradient pass, the adjoint transform (adjoint_ir.py) of ~f's IR;
+- "tan": the tangent transform (tangent_ir.py) of f's IR, the forward half of a
+  compiled Hessian;
+- "tan_grad": the tangent transform of the gradient pass, its backward half.
+
+`shared` names the shadow variables the transforms created for the gradients: the
+cuda backend updates those atomically (Note [Atomic gradients],
+rlang/backends/cuda/emit.py); the llvm backend runs one thread and ignores them.
+Backends take the module from here and emit it; they never build derivative IR
+themselves.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ir import nodes as ir
+from .adjoint_ir import AdjointFunction
+from .shadow import derive_module
+from .tangent_ir import TangentFunction
+
+#: The derivatives a backend can be asked for (`native(…, derivative=…)`).
+DERIVATIVES = ("grad", "tan", "tan_grad")
+
+
+def derivative_ir(lowered: Callable[[bool], ir.Module],
+                  derivative: str) -> tuple[ir.Module, frozenset]:
+    """(IR module, shadows of gradients) of `derivative` (see the module docstring)."""
+    if derivative not in DERIVATIVES:
+        raise ValueError(f"no derivative {derivative!r}; there are {DERIVATIVES}")
+    if derivative == "tan":
+        return derive_module(lowered(False), TangentFunction), frozenset()
+    gradients: set = set()
+    module = derive_module(lowered(True), recording(AdjointFunction, gradients))
+    if derivative == "tan_grad":
+        tangents: set = set()
+        module = derive_module(module, recording(TangentFunction, tangents, gradients))
+        gradients |= tangents
+    return module, frozenset(gradients)
+
+
+def recording(transform, found: set, of: set | None = None):
+    """`transform` noting the shadows it creates in `found` (only those of the
+    variables in `of`, when given)."""
+
+    class Recording(transform):
+        def function(self):
+            out = super().function()
+            found.update(s for v, s in self.shadows.items() if of is None or v in of)
+            return out
+
+    return Recording
+
+
+def with_gradient_passes(module: ir.Module) -> tuple[ir.Module, frozenset]:
+    """`module` (the specialisations an ahead-of-time compile emits, lowered
+    together) with the gradient pass of each function that has no store of its own
+    (`main` has one, and no gradient), and the shadows of gradients (as
+    `derivative_ir`'s).  `module` is updated and returned."""
+    plain = ir.Module("", {s: f for s, f in module.functions.items() if not f.results},
+                      module.sites)
+    shared: set = set()
+    module.functions.update(derive_module(plain, recording(AdjointFunction, shared)).functions)
+    return module, frozenset(shared)

@@ -1,0 +1,102 @@
+"""What the compiled backends share: binding arguments by the interpreter's rules,
+lowering each specialisation once, and the interface the compiled AD driver uses.
+
+`CompiledFunctions(unit, invcheck, interpreter)` is the base of `LlvmFunctions`
+(backends/llvm/backend.py) and `CudaFunctions` (backends/cuda/backend.py).  The
+compiled AD driver (rlang/ad/compiled.py) never imports a backend: it is handed one
+of these objects (`rlang.Module.compiled`) and uses only
+
+- `unit`, `invcheck`, `plans` (its cache of gradient plans), `forward_free_gradients`;
+- `bind(name, args)`, `types_of(values)`, `call(name, args, inverse)`,
+  `conforms(name, signature, inverse)`;
+- `lowered(name, types, inverse)`: the IR of a specialisation, lowered once;
+- `native(name, types, inverse, derivative)`: the compiled specialisation, or its
+  derivative ("grad", "tan", "tan_grad": rlang/ad/derivatives.py), and
+  `run(native, symbol, values)`;
+- `to_device(array)`: a host array moved to where the backend's arrays live (only
+  asked where the caller passed device arrays).
+
+A subclass supplies `call`, `run`, `native` and, for arguments it takes as they are
+(the cuda backend's device arrays), `passes_as_is`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..deep import run_deep
+from ..errors import InternalError, RlangTypeError
+from ..ir import nodes as ir
+from ..lower.argument_types import type_of_value
+from ..lower.statements import lower, symbol_of
+
+
+class CompiledFunctions:
+    #: whether a gradient may skip the forward run (Note [Gradients without the
+    #: forward run], rlang/ir/outputs.py)
+    forward_free_gradients = False
+
+    def __init__(self, unit, invcheck: bool, interpreter):
+        self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
+        self.plans: dict = {}           # gradient plans (ad/compiled.py), by call kind
+        self._lowered: dict = {}        # (name, types, inverse) → IR module
+
+    # ------------------------------------------------------------ arguments
+    def passes_as_is(self, value) -> bool:
+        """Whether an argument is taken as it is, not conformed by the interpreter's
+        rules (none here; the cuda backend's device arrays)."""
+        return False
+
+    def bind(self, name: str, args: list) -> list:
+        """The arguments conformed to `name`'s parameters, by the interpreter's rules
+        (and refused, with its errors, where they do not fit or alias)."""
+        fn = self.unit.functions[name]
+        if len(args) != len(fn.params):
+            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got "
+                                 f"{len(args)}", fn.span)
+        values = [a if self.passes_as_is(a) else
+                  self.interpreter.bind_argument(fn, p, a, True, p.span)
+                  for p, a in zip(fn.params, args)]
+        self.interpreter.check_writable(fn, values)
+        if self.invcheck:
+            self.check_aliasing(fn, values)
+        return values
+
+    def check_aliasing(self, fn, values: list) -> None:
+        """The interpreter's rule: a written argument shares no memory with another."""
+        self.interpreter.check_argument_aliasing(fn, values)
+
+    def types_of(self, values: list) -> tuple:
+        """The IR types of bound argument values (BackendUnsupported if none)."""
+        return tuple(type_of_value(v) for v in values)
+
+    def conforms(self, name: str, signature, inverse: bool = False) -> bool:
+        """Whether arguments of `signature` (argument_types.signature_of) are known to
+        bind to `name`'s parameters as they are (none are, here)."""
+        return False
+
+    def to_device(self, array: np.ndarray):
+        raise InternalError(f"{type(self).__name__} has no device memory")
+
+    # ------------------------------------------------------------ lowering
+    def lowered(self, name: str, types: tuple, inverse: bool) -> ir.Module:
+        """The IR of one specialisation, lowered once per backend object (a gradient
+        needs f's IR for its plan and ~f's for its pass; a Hessian both again)."""
+        key = (name, types, inverse)
+        module = self._lowered.get(key)
+        if module is None:
+            module = self._lowered[key] = lower(self.unit, name, types, inverse,
+                                                self.invcheck)
+        return module
+
+    def lowered_for(self, name: str, types: tuple, inverse: bool):
+        """`lowered(backward)` of ad/derivatives.py for the specialisation: its IR run
+        forward (`backward` False) or backward."""
+        return lambda backward: self.lowered(name, types, inverse != backward)
+
+    def run_main(self) -> list:
+        """Run `main()`; return its store as (name, value) pairs."""
+        if "main" not in self.unit.functions:
+            return self.interpreter.run_main()      # the interpreter's error
+        native = self.native("main", (), False)
+        return run_deep(native.call, symbol_of("main", (), False), [],
+                        self.interpreter.max_depth)

@@ -1,0 +1,47 @@
+"""The IR passes: one named list, run in one order by both emitters.
+
+`run_passes(module)` is what the llvm emitter (backends/llvm/emit.py) and the cuda
+emitter (backends/cuda/emit.py) do to a lowered or derived module before they
+generate code.  Each pass is a pure function `ir.Module → ir.Module` that returns
+the same object when it changes nothing; each keeps the results, the checks that
+can fire and the order of effects of the module (the interpreter's semantics), and
+is explained by the Note it names.
+
+The order matters: known zeros are dropped first, which leaves more statements
+whose only effect is on ancillas freed unchecked for the dead-code pass; the seed
+guards are placed last, on the statements that remain.
+
+`ir/outputs.py` (`accumulate_only`) is an analysis, not a pass: the compiled AD
+driver asks it whether a gradient can skip the forward run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import nodes as ir
+from .guards import selects_outside_gathers
+from .prune import prune_module
+from .zeros import drop_zero_updates
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    run: Callable[[ir.Module], ir.Module]
+    note: str           # where its rationale is written
+
+
+#: The passes, in the order they run.
+PASSES: tuple[Pass, ...] = (
+    Pass("zeros", drop_zero_updates, "Note [Known zeros], rlang/ir/zeros.py"),
+    Pass("prune", prune_module, "Note [Dead uncomputation], rlang/ir/prune.py"),
+    Pass("guards", selects_outside_gathers, "Note [Zero seeds], rlang/ir/guards.py"),
+)
+
+
+def run_passes(module: ir.Module, passes: tuple[Pass, ...] = PASSES) -> ir.Module:
+    """`module` after every pass of `passes`, in order."""
+    for step in passes:
+        module = step.run(module)
+    return module
