@@ -280,29 +280,135 @@ def builtin_arity(name: str) -> tuple[int, int]:
 
 # -------------------------------------------------------------------- instructions
 
+# Note [Instruction rules]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# Each instruction states its meaning once, here, and every consumer runs the same
+# rule on its own kind of number (as the partial derivatives of built-ins are
+# written once with `lift` and `select`):
+#
+# - `forward(v, *operands)` is the tuple of the new values of the written operands,
+#   written with `+ - *`, unary `-`, Python floats, and the vocabulary `v`
+#   (`v.cos`, `v.sin`, `v.one(x)`: 1 in x's type, `v.conj`, `v.not_`).  The
+#   interpreter runs it on its values (interp/instructions.py), the gradient
+#   interpreter on values and on gradients (ad/gradient_interpreter.py), the tangent
+#   transform on dual IR expressions (ad/tangent_ir.py, ad/ir_numbers.py), the llvm
+#   emitter on LLVM values and the cuda emitter on Python source text
+#   (backends/llvm/instructions.py, backends/cuda/instructions.py).  ROT, IROT and
+#   HADAMARD compute in f64 (`in_f64`): every consumer converts f32 operands first
+#   and rounds the results back.  A rule's sums are written in the order all
+#   consumers follow, since rounding makes the order visible (Note [Rotations of
+#   dual numbers], ad/tangent_ir.py).  None for PUSH and POP, which move values
+#   through a stack.
+# - `gradient` says what the instruction does to the gradients of its written
+#   operands where the gradient pass runs it: "linear": the forward rule itself,
+#   applied to the gradients with the same read operands (SWAP NEG CONJ ROT IROT
+#   HADAMARD are orthogonal maps, their own inverse transpose); "keep": nothing
+#   (INC and DEC shift by a constant); "none": there is none (FLIP, on bools);
+#   "moves": each gradient travels with its value (PUSH and POP; shadow stacks).
+# - `read_gradient(values, gradients)` is the gradient the read operand receives
+#   (ROT and IROT's angle), from the written operands' values and gradients before
+#   the gradient pass runs the instruction (the adjoint transform runs it on IR,
+#   ad/adjoint_ir.py); None where nothing is read.
+# - the tangent rule is the forward rule on dual numbers: Duals in the
+#   interpreter's Hessian, pairs of IR expressions in the tangent transform.
+#
+# tests/unit/test_instruction_registry.py walks this table and fails when a
+# consumer has no handler for an entry.
+
+#: √½, HADAMARD's factor.
+SQRT_HALF = math.sqrt(0.5)
+
+
+def _swap(v, a, b):
+    return b, a
+
+
+def _neg(v, x):
+    return (-x,)
+
+
+def _inc(v, x):
+    return (x + v.one(x),)
+
+
+def _dec(v, x):
+    return (x - v.one(x),)
+
+
+def _flip(v, x):
+    return (v.not_(x),)
+
+
+def _conj(v, z):
+    return (v.conj(z),)
+
+
+def _rot(v, a, b, theta):
+    c, s = v.cos(theta), v.sin(theta)
+    return c * a - s * b, s * a + c * b
+
+
+def _irot(v, a, b, theta):
+    c, s = v.cos(theta), v.sin(theta)
+    return c * a + s * b, c * b - s * a
+
+
+def _hadamard(v, a, b):
+    return (a + b) * SQRT_HALF, (a - b) * SQRT_HALF
+
+
+def _rot_angle(values, gradients):
+    """∂L/∂θ of an executed ROT (which is a forward IROT): the torque g_a·b − g_b·a."""
+    (a, b), (ga, gb) = values, gradients
+    return ga * b - gb * a
+
+
+def _irot_angle(values, gradients):
+    return -_rot_angle(values, gradients)
+
+
+#: What an instruction does to the gradients of its written operands (Note
+#: [Instruction rules]).
+GRADIENT_KINDS = ("linear", "keep", "none", "moves")
+
+
 @dataclass(frozen=True)
 class Instruction:
-    """An instruction statement: operand count, which operands it writes, its inverse."""
+    """An instruction statement: operand count, which operands it writes, its inverse,
+    and its rules (Note [Instruction rules])."""
 
     name: str
     arity: int
     written: tuple          # indices of the operands the instruction updates
     inverse: str
     description: str
+    forward: Callable | None
+    gradient: str
+    read_gradient: Callable | None = None
+    in_f64: bool = False    # f32 operands are computed in f64 and rounded back
+
+    def apply(self, vocabulary, *operands) -> tuple:
+        """The new values of the written operands (the forward rule)."""
+        return self.forward(vocabulary, *operands)
 
 
 INSTRUCTION_TABLE: dict[str, Instruction] = {i.name: i for i in [
-    Instruction("SWAP", 2, (0, 1), "SWAP", "exchange two views"),
-    Instruction("NEG", 1, (0,), "NEG", "x = -x"),
-    Instruction("INC", 1, (0,), "DEC", "x = x + 1"),
-    Instruction("DEC", 1, (0,), "INC", "x = x - 1"),
-    Instruction("FLIP", 1, (0,), "FLIP", "b = !b"),
-    Instruction("CONJ", 1, (0,), "CONJ", "z = conj(z)"),
-    Instruction("ROT", 3, (0, 1), "IROT", "rotate (a, b) by θ"),
-    Instruction("IROT", 3, (0, 1), "ROT", "rotate (a, b) by -θ"),
-    Instruction("HADAMARD", 2, (0, 1), "HADAMARD", "((a+b)/√2, (a-b)/√2)"),
-    Instruction("PUSH", 2, (0, 1), "POP", "move x onto stack s; x becomes zero"),
-    Instruction("POP", 2, (0, 1), "PUSH", "pop the top of s into x, which must be zero"),
+    Instruction("SWAP", 2, (0, 1), "SWAP", "exchange two views", _swap, "linear"),
+    Instruction("NEG", 1, (0,), "NEG", "x = -x", _neg, "linear"),
+    Instruction("INC", 1, (0,), "DEC", "x = x + 1", _inc, "keep"),
+    Instruction("DEC", 1, (0,), "INC", "x = x - 1", _dec, "keep"),
+    Instruction("FLIP", 1, (0,), "FLIP", "b = !b", _flip, "none"),
+    Instruction("CONJ", 1, (0,), "CONJ", "z = conj(z)", _conj, "linear"),
+    Instruction("ROT", 3, (0, 1), "IROT", "rotate (a, b) by θ", _rot, "linear", _rot_angle,
+                in_f64=True),
+    Instruction("IROT", 3, (0, 1), "ROT", "rotate (a, b) by -θ", _irot, "linear",
+                _irot_angle, in_f64=True),
+    Instruction("HADAMARD", 2, (0, 1), "HADAMARD", "((a+b)/√2, (a-b)/√2)", _hadamard,
+                "linear", in_f64=True),
+    Instruction("PUSH", 2, (0, 1), "POP", "move x onto stack s; x becomes zero", None,
+                "moves"),
+    Instruction("POP", 2, (0, 1), "PUSH", "pop the top of s into x, which must be zero",
+                None, "moves"),
 ]}
 
 #: Names that are statements of `@safe`.

@@ -187,8 +187,9 @@ def from_numpy_scalar(value):
     return value
 
 
-def conform(value, declared: TypeRef | None, convert: bool):
-    """`value` as the declared parameter type, or None when it does not conform.
+def conform(value, declared, convert: bool):
+    """`value` as the declared parameter type (an ast.TypeRef, or None where the
+    parameter has no declared type), or None when it does not conform.
 
     With `convert` (values coming from the command line or from Python), numbers are
     converted where that loses nothing the user could expect to keep (an int for a
@@ -214,7 +215,7 @@ def conform(value, declared: TypeRef | None, convert: bool):
     return _conform_scalar(value, declared.scalar, convert)
 
 
-def _conform_array(value, declared: TypeRef, convert: bool):
+def _conform_array(value, declared, convert: bool):
     scalar = declared.scalar
     if convert and isinstance(value, (list, tuple)):
         try:

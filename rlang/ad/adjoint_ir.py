@@ -1,8 +1,8 @@
 """The adjoint transform: compiled gradients by running inverses (LANGUAGE.md §9).
 
 `adjoint_module(module)` takes the lowered IR of ~f (and of everything it calls) and
-returns IR in which every float variable carries a gradient shadow (`ir_shadow`):
-the IR form of `adjoint.GradInterpreter`.  The entry's parameters are those of ~f
+returns IR in which every float variable carries a gradient shadow (ad/shadow.py):
+the IR form of `gradient_interpreter.GradInterpreter`.  The entry's parameters are those of ~f
 followed by the gradients of its float parameters; called with f's outputs and the
 loss's gradient seeded to 1, it restores the inputs and leaves ∂loss/∂input in the
 gradient parameters.  Derived symbols are `rev_grad_…` (`rev_grad_inv_f__f64` is
@@ -38,6 +38,8 @@ import math
 
 from ..ir import nodes as ir
 from ..ir.guards import when_nonzero
+from ..primitives import INSTRUCTION_TABLE
+from .ir_numbers import IRNumber
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
 
@@ -118,15 +120,13 @@ class AdjointFunction(ShadowFunction):
             [ir.Dealloc(seed, None, None)] + self.free_temps(temps)
 
     def rotation(self, stmt: ir.Instr, shadows: tuple) -> list:
-        """ROT / IROT rotate the gradients too and send ±(g_a·b − g_b·a) into the
-        angle (values and gradients from before)."""
+        """ROT / IROT rotate the gradients too and send the registry's
+        `read_gradient`, ±(g_a·b − g_b·a), into the angle (values and gradients from
+        before)."""
         angle, angle_alloc = self.temp(stmt.angle, "angle")
-        a, b = (as_f64(place_value(p, checked=True)) for p in stmt.places)
-        ga, gb = (place_value(s) for s in shadows)
-        torque = ir.Binary("-", ir.Binary("*", ga, b, "f64"), ir.Binary("*", gb, a, "f64"),
-                           "f64")
-        if stmt.name == "IROT":
-            torque = ir.Unary("-", torque, "f64")
+        values = [IRNumber(as_f64(place_value(p, checked=True))) for p in stmt.places]
+        gradients = [IRNumber(place_value(s)) for s in shadows]
+        torque = INSTRUCTION_TABLE[stmt.name].read_gradient(values, gradients).expr
         d_angle, d_alloc = self.temp(torque, "d_angle")
         return [angle_alloc, d_alloc,
                 ir.Instr(stmt.name, stmt.places, ir.Read(angle), stmt.alias_site),
@@ -183,9 +183,10 @@ class AdjointFunction(ShadowFunction):
     def add_stack(self, target: ir.Var, source: ir.Var) -> list:
         """Add the shadow stack `source`'s items to `target`'s, item by item, leaving
         `source` empty: the executed `t → s` of a stack copied by the forward's
-        `t ← s` gives t's gradients back to s (the interpreter's rule, rlang/
-        ad/gradient_interpreter.py).  Only where the two have the same length, which the deallocation
-        check makes sure of with invcheck on; else t's gradients are dropped."""
+        `t ← s` gives t's gradients back to s (the interpreter's rule,
+        rlang/ad/gradient_interpreter.py).  Only where the two have the same length,
+        which the deallocation check makes sure of with invcheck on; else t's
+        gradients are dropped."""
         elem = target.type.elem
         n, n_alloc = self.temp(ir.Dim(source, None), "n")
         sums = self.fresh_var("sums", ir.ArrayType(elem, 1))

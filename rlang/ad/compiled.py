@@ -220,7 +220,7 @@ def _zero_gradient(value, t):
 
 
 def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:
-    """`rlang.hessian` on the llvm backend: for each float input k, the tangent
+    """`rlang.hessian` on a compiled backend: for each float input k, the tangent
     transform of f (tangent e_k) gives the outputs and their tangents, and the tangent
     transform of the gradient pass gives column k in the gradients' tangents.  The
     caller's arguments are not touched."""

@@ -5,7 +5,7 @@
 
 The driver is short, as the design asks: run f forward; wrap every float in a GVar
 with gradient zero; set the loss view's gradient to 1; run ~f over the GVars
-(`adjoint.GradInterpreter`).  The backward run restores the inputs (arrays in
+(`gradient_interpreter.GradInterpreter`).  The backward run restores the inputs (arrays in
 place), so the caller's arguments are left as they were.
 
 A loss is a parameter name (`"y!"`), a position (`0`), `(name, index)` for an
@@ -19,13 +19,12 @@ import math
 
 import numpy as np
 
-from ..frontend import ast
 from .gradient_interpreter import GradInterpreter, wrap
 from .loss import check_loss_value, resolve_loss
 from ..deep import run_deep
 from ..dual import Dual, refuse_tangent
 from ..interp.interpreter import Interpreter
-from ..errors import RlangError, RlangTypeError
+from ..errors import RlangError
 from ..gvalue import GVar, value_of
 from ..numbers import F32, Fixed, FixedArray, ULog, ULogArray
 from ..values import Stack, read_element, write_element

@@ -31,8 +31,6 @@ Integer and bool updates carry no gradient.  Expressions are differentiated by
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..frontend import ast
@@ -45,12 +43,11 @@ from ..dual import is_zero, refuse_tangent
 from ..gvalue import GVar, value_of
 from .gvar import Gradients, backprop, carries_gradient
 from ..interp.interpreter import Interpreter
-from ..numbers import Fixed, ULog
-from ..interp.instructions import same_kind
-from ..primitives import INSTRUCTION_TABLE, lift
+from ..numbers import ULog
+from ..interp.instructions import PLAIN, apply_rule, same_kind
+from ..primitives import INSTRUCTION_TABLE
 from ..values import Stack, conform, type_name, zero_of
 
-_cos, _sin = lift("cos"), lift("sin")
 
 
 def wrap(value, grad=0.0):
@@ -176,8 +173,7 @@ class GradInterpreter(Interpreter):
         if self.invcheck and len(refs) == 2 and refs[0].overlaps(refs[1]):
             raise ReversibilityError(f"{stmt.name} operands `{refs[0].text}` and "
                                      f"`{refs[1].text}` are the same memory", stmt.span)
-        handler = getattr(self, f"_adjoint_{stmt.name.lower()}")
-        handler(stmt, env, refs)
+        ADJOINT_HANDLERS[stmt.name](self, stmt, env, refs)
 
     def _adjoint_swap(self, stmt, env, refs):
         a, b = refs
@@ -196,61 +192,43 @@ class GradInterpreter(Interpreter):
         x, y = self.value(a), self.value(b)
         if type_name(x) != type_name(y):
             raise RlangTypeError("SWAP needs two values of one type", stmt.span)
-        gx, gy = self.grad_of(a), self.grad_of(b)
-        self.set_value(a, y)
-        self.set_value(b, x)
-        self.set_grad(a, gy)
-        self.set_grad(b, gx)
-
-    def _adjoint_neg(self, stmt, env, refs):
-        self.set_value(refs[0], ops.unary("-", self.value(refs[0]), stmt.span))
-        self.set_grad(refs[0], -self.grad_of(refs[0]))
-
-    def _adjoint_inc(self, stmt, env, refs):
-        x = self.value(refs[0])
-        one = Fixed.from_value(1) if isinstance(x, Fixed) else type(x)(1)
-        self.set_value(refs[0], ops.binary("+", x, one, stmt.span))
-
-    def _adjoint_dec(self, stmt, env, refs):
-        x = self.value(refs[0])
-        one = Fixed.from_value(1) if isinstance(x, Fixed) else type(x)(1)
-        self.set_value(refs[0], ops.binary("-", x, one, stmt.span))
+        self._run_rule(stmt, env, refs, [x, y])
 
     def _adjoint_flip(self, stmt, env, refs):
         x = self.value(refs[0])
         if not isinstance(x, bool):
             raise RlangTypeError("FLIP needs a bool", stmt.span)
-        self.set_value(refs[0], not x)
+        self._run_rule(stmt, env, refs, [x])
 
     def _adjoint_conj(self, stmt, env, refs):
         x = self.value(refs[0])
         if isinstance(x, complex):
-            self.set_value(refs[0], x.conjugate())
-            self.set_grad(refs[0], complex(self.grad_of(refs[0])).conjugate())
+            self._run_rule(stmt, env, refs, [x])
 
-    def _adjoint_rot(self, stmt, env, refs, sign=1.0):
-        a, b = self.value(refs[0]), self.value(refs[1])
-        ga, gb = self.grad_of(refs[0]), self.grad_of(refs[1])
-        theta = self.evaluator.eval(stmt.args[2], env)
-        c, s = _cos(theta), sign * _sin(theta)
-        self.set_value(refs[0], same_kind(a, c * a - s * b))
-        self.set_value(refs[1], same_kind(a, s * a + c * b))
-        self.set_grad(refs[0], c * ga - s * gb)
-        self.set_grad(refs[1], s * ga + c * gb)
-        # executed ROT is forward IROT (and vice versa): ∂(a', b')/∂θ = ±(b', -a')
-        backprop(self.evaluator, stmt.args[2], env, sign * (ga * b - gb * a), self)
+    def _adjoint_rule(self, stmt, env, refs):
+        """NEG, INC, DEC, ROT, IROT and HADAMARD: the registry's rule alone."""
+        self._run_rule(stmt, env, refs, [self.value(r) for r in refs])
 
-    def _adjoint_irot(self, stmt, env, refs):
-        self._adjoint_rot(stmt, env, refs, sign=-1.0)
-
-    def _adjoint_hadamard(self, stmt, env, refs):
-        half = math.sqrt(0.5)
-        a, b = self.value(refs[0]), self.value(refs[1])
-        ga, gb = self.grad_of(refs[0]), self.grad_of(refs[1])
-        self.set_value(refs[0], same_kind(a, (a + b) * half))
-        self.set_value(refs[1], same_kind(a, (a - b) * half))
-        self.set_grad(refs[0], (ga + gb) * half)
-        self.set_grad(refs[1], (ga - gb) * half)
+    def _run_rule(self, stmt, env, refs, values: list) -> None:
+        """Run instruction `stmt` in the gradient pass by its registry entry (Note
+        [Instruction rules], rlang/primitives.py): the values by its forward rule; the
+        gradients by the same rule where it is "linear"; the read operand (the angle)
+        receives `read_gradient`, from the values and gradients before."""
+        rule = INSTRUCTION_TABLE[stmt.name]
+        read = [self.evaluator.eval(arg, env) for k, arg in enumerate(stmt.args)
+                if k not in rule.written]
+        new_values = apply_rule(stmt.name, values + read, stmt.span)
+        for ref, old, new in zip(refs, values, new_values):
+            self.set_value(ref, same_kind(old, new) if rule.in_f64 else new)
+        if rule.gradient != "linear":
+            return
+        grads = [self.grad_of(r) for r in refs]
+        new_grads = rule.apply(PLAIN, *grads, *read)
+        for ref, grad in zip(refs, new_grads):
+            self.set_grad(ref, grad)
+        if rule.read_gradient is not None:
+            backprop(self.evaluator, stmt.args[rule.arity - 1], env,
+                     rule.read_gradient(values, grads), self)
 
     def _adjoint_push(self, stmt, env, refs):
         stack = refs[0].get()
@@ -395,3 +373,13 @@ class GradInterpreter(Interpreter):
             elif type(new) is GVar:             # read-only views may repeat: add
                 self.add_gradient(ref, new.g - (old.g if type(old) is GVar else 0.0))
 
+
+#: The gradient interpreter's handler of each instruction of the registry.
+ADJOINT_HANDLERS = {
+    "SWAP": GradInterpreter._adjoint_swap, "NEG": GradInterpreter._adjoint_rule,
+    "INC": GradInterpreter._adjoint_rule, "DEC": GradInterpreter._adjoint_rule,
+    "FLIP": GradInterpreter._adjoint_flip, "CONJ": GradInterpreter._adjoint_conj,
+    "ROT": GradInterpreter._adjoint_rule, "IROT": GradInterpreter._adjoint_rule,
+    "HADAMARD": GradInterpreter._adjoint_rule, "PUSH": GradInterpreter._adjoint_push,
+    "POP": GradInterpreter._adjoint_pop,
+}

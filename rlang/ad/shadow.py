@@ -20,6 +20,7 @@ transform to every function of a module; the derived module shares the site tabl
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..primitives import INSTRUCTION_TABLE
 from .symbolic import FLOATS
 
 
@@ -103,7 +104,7 @@ class ShadowFunction:
 
     def accumulates(self, k: int) -> bool:
         """Whether the shadow of parameter k is added to when the parameter is only
-        read: gradients are (`ad_ir`); tangents are not."""
+        read: gradients are (adjoint_ir.py); tangents are not."""
         return False
 
     # ----------------------------------------------------------------- shadows
@@ -214,7 +215,7 @@ class ShadowFunction:
     def body(self, stmts) -> tuple:
         out: list = []
         for stmt in stmts:
-            out.extend(getattr(self, "_" + type(stmt).__name__.lower())(stmt))
+            out.extend(ir.visit(self, stmt))
         return tuple(out)
 
     def _if(self, stmt: ir.If) -> list:
@@ -240,12 +241,16 @@ class ShadowFunction:
                         stmt.alias_site)]
 
     def _instr(self, stmt: ir.Instr) -> list:
-        """SWAP / NEG / HADAMARD act on shadows as on values (they are linear); INC,
-        DEC and FLIP leave shadows alone; ROT / IROT: the subclass's `rotation`."""
+        """By the registry's `gradient` (Note [Instruction rules], rlang/primitives.py):
+        a "linear" instruction acts on the shadows as on the values (SWAP, NEG,
+        HADAMARD), and one that reads a differentiable operand (ROT / IROT's angle)
+        is the subclass's `rotation`; others leave the shadows alone (INC, DEC,
+        FLIP).  CONJ, PUSH and POP never reach the IR as instructions."""
+        rule = INSTRUCTION_TABLE[stmt.name]
         shadows = tuple(self.shadow_place(p) for p in stmt.places)
-        if any(s is None for s in shadows) or stmt.name in ("INC", "DEC", "FLIP"):
+        if any(s is None for s in shadows) or rule.gradient != "linear":
             return [stmt]
-        if stmt.name not in ("ROT", "IROT"):
+        if rule.read_gradient is None:
             return [stmt, ir.Instr(stmt.name, shadows)]
         return self.rotation(stmt, shadows)
 

@@ -1,7 +1,7 @@
 """The tangent transform: forward-mode derivatives of IR, for compiled Hessians.
 
 `tangent_module(module)` returns IR in which every float variable carries a tangent
-shadow (`ir_shadow`): running it computes the values as before and, in the
+shadow (ad/shadow.py): running it computes the values as before and, in the
 tangents, their derivatives along the direction the tangent arguments give — the
 IR form of running the interpreter over dual numbers (rlang/dual.py).  Derived
 symbols are `rev_tan_…`; the parameters are the function's, then the tangents of
@@ -21,6 +21,8 @@ number is zero only when both its parts are (`dual.is_zero`).
 from __future__ import annotations
 
 from ..ir import nodes as ir
+from ..primitives import INSTRUCTION_TABLE
+from .ir_numbers import IR_VOCABULARY, IRDual, IRNumber
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import FLOATS, as_f64, partials
 from ..errors import RlangTypeError
@@ -44,7 +46,9 @@ def _sum(terms: list):
 # The interpreter's Hessian runs ROT(a, b, θ) on dual numbers: a' = c·a − s·b and
 # b' = s·a + c·b with c = cos θ and s = ±sin θ duals, so the new tangents are
 #     ta' = (dc·a + c·ta) − (ds·b + s·tb),   tb' = (ds·a + s·ta) + (dc·b + c·tb)
-# with dc = (−sin θ)·dθ and ds = ±(cos θ·dθ).  Rounding makes the grouping matter:
+# with dc = (−sin θ)·dθ and ds = ±(cos θ·dθ).  (The registry writes IROT as
+# a' = c·a + s·b, b' = c·b − s·a with s = +sin θ: the same sums with the signs moved
+# out, which IEEE arithmetic computes bit for bit alike.)  Rounding makes the grouping matter:
 # where the exact second derivative is zero (a value the gradient pass restores by
 # rotating back), the two backends' results are rounding noise, and a rearranged sum
 # (rotate the tangents, then add dθ·(∓b', ±a')) gave noise of another size (1e-9
@@ -52,21 +56,15 @@ def _sum(terms: list):
 
 
 def _rotated_tangents(name: str, theta, d_theta, values: list, tangents: list) -> tuple:
-    """(ta', tb') of Note [Rotations of dual numbers] (IROT: s = −sin θ)."""
-    def op(symbol, x, y):
-        return ir.Binary(symbol, x, y, "f64")
+    """(ta', tb') of Note [Rotations of dual numbers]: the registry's rule of `name`
+    run on dual IR expressions (ir_numbers.IRDual), whose tangents are the sums of
+    rlang/dual.py's arithmetic."""
+    def dual(value, tangent):
+        return IRDual(IRNumber(value), IRNumber(tangent))
 
-    cos, sin = (ir.Builtin(f, (theta,), "f64") for f in ("cos", "sin"))
-    c, dc = cos, op("*", ir.Unary("-", sin, "f64"), d_theta)
-    s, ds = sin, op("*", cos, d_theta)
-    if name == "IROT":
-        s, ds = ir.Unary("-", s, "f64"), ir.Unary("-", ds, "f64")
-    def dot(p, x, q, y):        # p·x + q·y, the tangent of one dual product's sum
-        return op("+", op("*", p, x), op("*", q, y))
-
-    (a, b), (ta, tb) = values, tangents
-    return op("-", dot(dc, a, c, ta), dot(ds, b, s, tb)), \
-        op("+", dot(ds, a, s, ta), dot(dc, b, c, tb))
+    operands = [dual(v, t) for v, t in zip(values, tangents)] + [dual(theta, d_theta)]
+    new = INSTRUCTION_TABLE[name].apply(IR_VOCABULARY, *operands)
+    return tuple(d.tangent.expr for d in new)
 
 
 class HessianUnsupported(BackendUnsupported, RlangTypeError):

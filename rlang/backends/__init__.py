@@ -1,2 +1,2 @@
-"""Compiled backends: llvm (llvmlite) and, later, cuda.  Nothing here is imported by
+"""Compiled backends: llvm (llvmlite) and cuda (Numba-CUDA).  Nothing here is imported by
 `import rlang`; rlang.api imports a backend when a module asks for it."""

@@ -417,7 +417,7 @@ _BUILD = {
 
 def print_values(site, words) -> list:
     """The values a `@safe print/show` site reports, from the words compiled code
-    writes (llvm_emit `_print`: doubles, or the bits of other values): a scalar takes
+    writes (backends/llvm/emit.py `_print`: doubles, or the bits of other values): a scalar takes
     one word, a complex number two (re, im), a stack two (its data address and
     length), an array 1 + 2·ndim (its data address, shape and strides in elements).
     Scalars of fixed and ulog stay raw (as `print_line` takes them); stacks and

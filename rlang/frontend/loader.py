@@ -12,7 +12,6 @@ from pathlib import Path
 
 from . import ast
 from ..errors import ParseError
-from .parser import parse
 from ..span import Span, register_source
 from .unit import Unit
 
@@ -48,6 +47,8 @@ def load_unit(path: str) -> Unit:
 
 def loads_unit(text: str, file: str = "<string>") -> Unit:
     """Parse source `text` (named `file` in errors) and everything it includes."""
+    from .parser import parse      # lark: imported on the first load, not by `import rlang`
+
     program = parse(text, file)
     unit = Unit(program=program, file=file)
     _collect(unit, program, file, active=[_key(file)], seen={_key(file)})
@@ -79,6 +80,8 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             if key in seen:
                 continue
             seen.add(key)
+            from .parser import parse
+
             included = parse(read_source(path, item.span), path)
             unit.included_programs.append(included)
             active.append(key)

@@ -8,8 +8,6 @@ Which operands are written and which instruction undoes which is the registry's
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..frontend import ast
@@ -17,11 +15,93 @@ from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..primitives import INSTRUCTION_TABLE, lift
 from . import ops
 from ..dual import Dual
-from ..numbers import Fixed
+from ..numbers import F32, Fixed
 from ..values import Stack, a_type, type_name, zero_of
 
-_SQRT_HALF = math.sqrt(0.5)
+class Rev:
+    """A value of the interpreter under the registry's instruction rules (Note
+    [Instruction rules], rlang/primitives.py): its operators are rev's own
+    (rlang/interp/ops.py: integers wrap, fixed rounds, Duals carry tangents)."""
+
+    __slots__ = ("value", "span")
+
+    def __init__(self, value, span):
+        self.value, self.span = value, span
+
+    def _other(self, other):
+        return other.value if type(other) is Rev else other
+
+    def __add__(self, other):
+        return Rev(ops.binary("+", self.value, self._other(other), self.span), self.span)
+
+    def __sub__(self, other):
+        return Rev(ops.binary("-", self.value, self._other(other), self.span), self.span)
+
+    def __mul__(self, other):
+        return Rev(ops.binary("*", self.value, self._other(other), self.span), self.span)
+
+    def __neg__(self):
+        return Rev(ops.unary("-", self.value, self.span), self.span)
+
+
 _cos, _sin = lift("cos"), lift("sin")
+
+
+class Vocabulary:
+    """`v` of the rules for the interpreter's values."""
+
+    def cos(self, x: Rev) -> Rev:
+        return Rev(_cos(x.value), x.span)
+
+    def sin(self, x: Rev) -> Rev:
+        return Rev(_sin(x.value), x.span)
+
+    def one(self, x: Rev) -> Rev:
+        v = x.value
+        return Rev(Fixed.from_value(1) if isinstance(v, Fixed) else
+                   1.0 if isinstance(v, Dual) else type(v)(1), x.span)
+
+    def conj(self, x: Rev) -> Rev:
+        return Rev(x.value.conjugate() if isinstance(x.value, complex) else x.value, x.span)
+
+    def not_(self, x: Rev) -> Rev:
+        return Rev(not x.value, x.span)
+
+
+VOCABULARY = Vocabulary()
+
+
+class PlainVocabulary:
+    """`v` of the rules for plain Python numbers with Python's operators (floats,
+    complex numbers, Duals, NumPy floats): how the gradient interpreter moves
+    gradients by a "linear" rule."""
+
+    def cos(self, x):
+        return _cos(x)
+
+    def sin(self, x):
+        return _sin(x)
+
+    def one(self, x):
+        return 1.0
+
+    def conj(self, x):
+        return complex(x).conjugate()
+
+    def not_(self, x):
+        return not x
+
+
+PLAIN = PlainVocabulary()
+
+
+def apply_rule(name: str, operands: list, span) -> list:
+    """The new values of the written operands of instruction `name` (its registry
+    rule run on the interpreter's values; f32 operands of ROT, IROT and HADAMARD are
+    computed in f64 and rounded back, as the compiled backends do)."""
+    rule = INSTRUCTION_TABLE[name]
+    wrapped = [Rev(float(x) if rule.in_f64 and type(x) is F32 else x, span) for x in operands]
+    return [r.value for r in rule.apply(VOCABULARY, *wrapped)]
 
 
 def execute_instruction(interp, stmt: ast.Instr, env) -> None:
@@ -34,7 +114,7 @@ def execute_instruction(interp, stmt: ast.Instr, env) -> None:
     if interp.invcheck and len(refs) == 2 and refs[0].overlaps(refs[1]):
         raise ReversibilityError(f"{stmt.name} operands `{refs[0].text}` and `{refs[1].text}` "
                                  "are the same memory", stmt.span)
-    _RUN[stmt.name](interp, stmt, env, refs)
+    INSTRUCTION_HANDLERS[stmt.name](interp, stmt, env, refs)
 
 
 def _number(value, name, stmt, kinds):
@@ -44,6 +124,7 @@ def _number(value, name, stmt, kinds):
 
 
 def _swap(interp, stmt, env, refs):
+    """Whole arrays element by element; otherwise the registry's rule."""
     a, b = refs[0].get(), refs[1].get()
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.shape != b.shape or a.dtype != b.dtype:
@@ -57,48 +138,51 @@ def _swap(interp, stmt, env, refs):
     if type_name(a) != type_name(b) or isinstance(a, (np.ndarray, Stack)):
         raise RlangTypeError(f"SWAP needs two values of one type, got {type_name(a)} and "
                              f"{type_name(b)}", stmt.span)
-    refs[0].set(b)
-    refs[1].set(a)
+    new_a, new_b = apply_rule("SWAP", [a, b], stmt.span)
+    refs[0].set(new_a)
+    refs[1].set(new_b)
 
 
 def _neg(interp, stmt, env, refs):
     x = _number(refs[0].get(), "NEG", stmt, (int, float, complex, Fixed, Dual))
-    refs[0].set(ops.unary("-", x, stmt.span))
+    refs[0].set(*apply_rule("NEG", [x], stmt.span))
 
 
-def _step(delta):
-    def run(interp, stmt, env, refs):
-        x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed, Dual))
-        one = Fixed.from_value(delta) if isinstance(x, Fixed) else \
-            float(delta) if isinstance(x, Dual) else type(x)(delta)
-        refs[0].set(ops.binary("+", x, one, stmt.span))
-    return run
+def _step(interp, stmt, env, refs):
+    """INC and DEC."""
+    x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed, Dual))
+    refs[0].set(*apply_rule(stmt.name, [x], stmt.span))
 
 
 def _flip(interp, stmt, env, refs):
     x = refs[0].get()
     if not isinstance(x, bool):
         raise RlangTypeError(f"FLIP needs a bool, got {a_type(x)}", stmt.span)
-    refs[0].set(not x)
+    refs[0].set(*apply_rule("FLIP", [x], stmt.span))
 
 
 def _conj(interp, stmt, env, refs):
     x = _number(refs[0].get(), "CONJ", stmt, (int, float, complex, Fixed, Dual))
     if isinstance(x, complex):          # the conjugate of a real number is itself
-        refs[0].set(x.conjugate())
+        refs[0].set(*apply_rule("CONJ", [x], stmt.span))
 
 
-def _rotation(sign):
-    def run(interp, stmt, env, refs):
-        a, b = _float_pair(refs, stmt)
-        theta = interp.evaluator.eval(stmt.args[2], env)
-        if isinstance(theta, bool) or not isinstance(theta, (int, float, Dual)):
-            raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
-                                 stmt.args[2].span)
-        c, s = _cos(theta), sign * _sin(theta)
-        refs[0].set(same_kind(a, c * a - s * b))
-        refs[1].set(same_kind(a, s * a + c * b))
-    return run
+def _rotation(interp, stmt, env, refs):
+    """ROT and IROT."""
+    a, b = _float_pair(refs, stmt)
+    theta = angle_of(interp.evaluator, stmt, env)
+    new_a, new_b = apply_rule(stmt.name, [a, b, theta], stmt.span)
+    refs[0].set(same_kind(a, new_a))
+    refs[1].set(same_kind(a, new_b))
+
+
+def angle_of(evaluator, stmt, env):
+    """The angle of ROT / IROT, which must be real."""
+    theta = evaluator.eval(stmt.args[2], env)
+    if isinstance(theta, bool) or not isinstance(theta, (int, float, Dual)):
+        raise RlangTypeError(f"{stmt.name} needs a real angle, got {a_type(theta)}",
+                             stmt.args[2].span)
+    return theta
 
 
 def same_kind(old, new):
@@ -123,8 +207,9 @@ def _float_pair(refs, stmt):
 
 def _hadamard(interp, stmt, env, refs):
     a, b = _float_pair(refs, stmt)
-    refs[0].set(same_kind(a, (a + b) * _SQRT_HALF))
-    refs[1].set(same_kind(a, (a - b) * _SQRT_HALF))
+    new_a, new_b = apply_rule("HADAMARD", [a, b], stmt.span)
+    refs[0].set(same_kind(a, new_a))
+    refs[1].set(same_kind(a, new_b))
 
 
 def _stack_of(ref, stmt) -> Stack:
@@ -163,8 +248,10 @@ def _pop(interp, stmt, env, refs):
     refs[1].set(stack.items.pop())
 
 
-_RUN = {
-    "SWAP": _swap, "NEG": _neg, "INC": _step(1), "DEC": _step(-1), "FLIP": _flip,
-    "CONJ": _conj, "ROT": _rotation(1.0), "IROT": _rotation(-1.0), "HADAMARD": _hadamard,
+#: The interpreter's handler of each instruction of the registry: the type checks
+#: and errors of the interpreter around the registry's rule (stacks: their moves).
+INSTRUCTION_HANDLERS = {
+    "SWAP": _swap, "NEG": _neg, "INC": _step, "DEC": _step, "FLIP": _flip,
+    "CONJ": _conj, "ROT": _rotation, "IROT": _rotation, "HADAMARD": _hadamard,
     "PUSH": _push, "POP": _pop,
 }

@@ -1,6 +1,6 @@
 """The typed reversible IR: what the compiled backends (llvm, cuda) generate code from.
 
-`lower.lower_program` produces it from the checked AST, one `Function` per
+`lower.statements.lower` produces it from the checked AST, one `Function` per
 specialisation (function name, direction, argument types).  Everything the code
 generators need is explicit here:
 
@@ -87,7 +87,7 @@ def representation(t: str) -> str:
 #   words), so pushes and pops in the callee are seen by the caller, as the
 #   interpreter passes the Stack object.  `Dim(s, None)` is its length.
 # - Derivatives: the shadow of a stack of floats is a stack of f64 (of complex for a
-#   complex stack), pushed and popped beside it (`ir_shadow`), so a gradient travels
+#   complex stack), pushed and popped beside it (rlang/ad/shadow.py), so a gradient travels
 #   with its value through the stack as the interpreter's GVar items do.  Shadow
 #   pops carry no sites: they pop overwriting, exactly where the value pop was
 #   checked.
@@ -116,7 +116,7 @@ class ArrayType:
 # last axis without multiplying by a stride read at run time, which lets loops over
 # it vectorise without versioning and keeps index arithmetic out of short loops.
 # The fact is part of the specialisation (its symbol and every cache key), decided
-# per argument from the array itself (rlang/lower/statements.py `type_of_value`), and carried to
+# per argument from the array itself (rlang/lower/argument_types.py `type_of_value`), and carried to
 # callees and gradient shadows by the types; arrays that do not have it get the
 # general code.  The language's type rules ignore it: compare with `kind(t)`.
 
@@ -517,6 +517,22 @@ class Assert:
 
 
 # ----------------------------------------------------------------- functions
+
+#: The statement classes of the IR and the method that handles each in a statement
+#: visitor (the llvm and cuda emitters, the derivative transforms of rlang/ad): the
+#: one table they dispatch through (`visit`), which
+#: tests/unit/ir/test_statement_visitors.py walks.
+STATEMENT_VISITS: dict[type, str] = {
+    Update: "_update", Push: "_push", Pop: "_pop", Instr: "_instr", If: "_if",
+    While: "_while", From: "_from", For: "_for", Call: "_call", Alloc: "_alloc",
+    Dealloc: "_dealloc", Print: "_print", Assert: "_assert",
+}
+
+
+def visit(visitor, stmt):
+    """`visitor`'s method for `stmt` (STATEMENT_VISITS) applied to it."""
+    return getattr(visitor, STATEMENT_VISITS[type(stmt)])(stmt)
+
 
 @dataclass
 class Function:

@@ -84,6 +84,8 @@ def _walk_nested(stmt, zero: set, module):
             new.append(walked)
             exits.append(after)
         zero.intersection_update(*exits)
+        if all(w is b for w, b in zip(new, bodies)):
+            return stmt
         branches = tuple(replace(b, body=w) for b, w in zip(stmt.branches, new))
         return replace(stmt, branches=branches, orelse=new[-1])
     entry = frozenset(zero)             # a loop: what no pass makes unknown
@@ -97,6 +99,8 @@ def _walk_nested(stmt, zero: set, module):
         entry = narrowed
     walked = [_walk_body(body, entry, module)[0] for body in bodies]
     zero.intersection_update(entry)
+    if all(w is b for w, b in zip(walked, bodies)):
+        return stmt                     # nothing dropped: the same object
     if isinstance(stmt, ir.From):
         return replace(stmt, body=walked[0], step=walked[1])
     return replace(stmt, body=walked[0])

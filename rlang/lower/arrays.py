@@ -93,7 +93,7 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
                                  "`zeros(T, n…)`, an array literal or an array of the "
                                  "same type", value.span)
     compared = None if zeros else _text(value)
-    # what the check compares with, for its message (llvm_errors._dealloc_array): for
+    # what the check compares with, for its message (backends/errors.py, `_dealloc_array`): for
     # zeros, its element type and rank
     against = ("zeros", value.args[0].type.scalar, len(value.args) - 1) if zeros else \
         "literal" if before else "array" if isinstance(expected, ir.Read) else shown

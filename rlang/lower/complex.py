@@ -54,7 +54,7 @@ def load_pair(var: ir.Var, indices: tuple, site) -> Pair:
 
 
 def complex_binary(node, left, right):
-    """`left op right` where one side is complex (`**`: lower_complex_functions)."""
+    """`left op right` where one side is complex (`**`: complex_functions.py)."""
     op = node.op
     a, b = as_pair(left, f"`{op}`", node.span), as_pair(right, f"`{op}`", node.span)
     if op == "+":
@@ -87,7 +87,8 @@ def complex_divide(a: Pair, b: Pair) -> Pair:
                  real_op("+", real_op("*", a.re, ratio), a.im))
     im = real_select(by_re, real_op("-", a.im, real_op("*", a.re, ratio)),
                  real_op("-", real_op("*", a.im, ratio), a.re))
-    zero = ir.Logic("&&", ir.Compare("==", b.re, real_const(0.0)), ir.Compare("==", b.im, real_const(0.0)))
+    zero = ir.Logic("&&", ir.Compare("==", b.re, real_const(0.0)),
+                    ir.Compare("==", b.im, real_const(0.0)))
     return Pair(real_select(zero, real_const(math.nan), real_op("/", re, denominator)),
                 real_select(zero, real_const(math.nan), real_op("/", im, denominator)))
 

@@ -42,8 +42,10 @@ import math
 
 from ..ir import nodes as ir
 from ..types_rules import BackendUnsupported
-from .complex import (Pair, as_pair, complex_divide, read_pair, real_abs, real_call, real_const,
-                      real_op, real_select)
+# the f64 IR builders of complex.py, by short names: the formulas below are long
+from .complex import Pair, as_pair, read_pair
+from .complex import complex_divide as _divide, real_abs as _abs, real_call as _call, \
+    real_const as _c, real_op as _f, real_select as _select
 
 #: CPython's c_powi handles constant integer exponents up to this size.
 _POWI_LIMIT = 100
@@ -80,15 +82,15 @@ def _integer_power(fl, z: Pair, n: int) -> Pair:
     if n > 0:
         return _overflow_to_nan(power)
     # 1 / power; a zero power is CPython's ZeroDivisionError: inf + nan·i
-    quotient = _overflow_to_nan(complex_divide(Pair(real_const(1.0), real_const(0.0)), power))
+    quotient = _overflow_to_nan(_divide(Pair(_c(1.0), _c(0.0)), power))
     zero = _both_zero(power)
-    return Pair(real_select(zero, real_const(math.inf), quotient.re), real_select(zero, real_const(math.nan), quotient.im))
+    return Pair(_select(zero, _c(math.inf), quotient.re), _select(zero, _c(math.nan), quotient.im))
 
 
 def _unsigned_power(fl, z: Pair, n: int) -> Pair:
     """CPython's c_powu: r = 1, p = z; for each bit of n from the lowest, r = r·p
     where the bit is set, then p = p·p (the last squaring, never used, is left out)."""
-    r, p, mask = Pair(real_const(1.0), real_const(0.0)), z, 1
+    r, p, mask = Pair(_c(1.0), _c(0.0)), z, 1
     while n >= mask:
         if n & mask:
             r = _hoisted(fl, _product(r, p))
@@ -100,64 +102,64 @@ def _unsigned_power(fl, z: Pair, n: int) -> Pair:
 
 def _general_power(z: Pair, w: Pair) -> Pair:
     """CPython's _Py_c_pow(z, w), with the interpreter's answers for its errors."""
-    vabs = real_call("hypot", z.re, z.im)
-    length = real_op("**", vabs, w.re)
-    angle = real_call("atan", z.im, z.re)
-    phase = real_op("*", angle, w.re)
+    vabs = _call("hypot", z.re, z.im)
+    length = _f("**", vabs, w.re)
+    angle = _call("atan", z.im, z.re)
+    phase = _f("*", angle, w.re)
     if not (isinstance(w.im, ir.Const) and w.im.value == 0.0):
         # CPython skips this where im(w) is 0; computed always, it changes nothing
         # there (÷ e^0, + 0) and keeps the derivative along im(w)
-        length = real_op("/", length, real_call("exp", real_op("*", angle, w.im)))
-        phase = real_op("+", phase, real_op("*", w.im, real_call("log", vabs)))
-    polar = _overflow_to_nan(Pair(real_op("*", length, real_call("cos", phase)),
-                                  real_op("*", length, real_call("sin", phase))))
+        length = _f("/", length, _call("exp", _f("*", angle, w.im)))
+        phase = _f("+", phase, _f("*", w.im, _call("log", vabs)))
+    polar = _overflow_to_nan(Pair(_f("*", length, _call("cos", phase)),
+                                  _f("*", length, _call("sin", phase))))
     w_zero = _both_zero(w)
     # 0 ** w: 1 for w = 0, inf + nan·i (ZeroDivisionError) for im(w) ≠ 0 or re(w) < 0
-    undefined = ir.Logic("||", ir.Compare("!=", w.im, real_const(0.0)), ir.Compare("<", w.re, real_const(0.0)))
-    at_zero = Pair(real_select(w_zero, real_const(1.0), real_select(undefined, real_const(math.inf), real_const(0.0))),
-                   real_select(w_zero, real_const(0.0), real_select(undefined, real_const(math.nan), real_const(0.0))))
+    undefined = ir.Logic("||", ir.Compare("!=", w.im, _c(0.0)), ir.Compare("<", w.re, _c(0.0)))
+    at_zero = Pair(_select(w_zero, _c(1.0), _select(undefined, _c(math.inf), _c(0.0))),
+                   _select(w_zero, _c(0.0), _select(undefined, _c(math.nan), _c(0.0))))
     # z ** 0 is 1 even where the polar form is not (an infinite or NaN z)
     one = ir.Logic("&&", w_zero, ir.Unary("!", _finite(z), "bool"))
     z_zero = _both_zero(z)
-    return Pair(real_select(z_zero, at_zero.re, real_select(one, real_const(1.0), polar.re)),
-                real_select(z_zero, at_zero.im, real_select(one, real_const(0.0), polar.im)))
+    return Pair(_select(z_zero, at_zero.re, _select(one, _c(1.0), polar.re)),
+                _select(z_zero, at_zero.im, _select(one, _c(0.0), polar.im)))
 
 
 def _exp(z: Pair) -> Pair:
     """cmath.exp."""
-    large = ir.Compare(">", z.re, real_const(_LOG_LARGE))
-    scale = real_call("exp", real_select(large, real_op("-", z.re, real_const(1.0)), z.re))
-    cos, sin = real_call("cos", z.im), real_call("sin", z.im)
+    large = ir.Compare(">", z.re, _c(_LOG_LARGE))
+    scale = _call("exp", _select(large, _f("-", z.re, _c(1.0)), z.re))
+    cos, sin = _call("cos", z.im), _call("sin", z.im)
     return _overflow_to_nan(Pair(
-        real_select(large, real_op("*", real_op("*", scale, cos), real_const(math.e)), real_op("*", scale, cos)),
-        real_select(large, real_op("*", real_op("*", scale, sin), real_const(math.e)), real_op("*", scale, sin))))
+        _select(large, _f("*", _f("*", scale, cos), _c(math.e)), _f("*", scale, cos)),
+        _select(large, _f("*", _f("*", scale, sin), _c(math.e)), _f("*", scale, sin))))
 
 
 def _hyperbolic(name: str, z: Pair) -> Pair:
     """cmath.sinh or cmath.cosh: (cos y · f(x), sin y · g(x)) with (f, g) = (sinh,
     cosh) or (cosh, sinh), at x ∓ 1 times e past |x| > log(DBL_MAX/4)."""
-    large = ir.Compare(">", real_abs(z.re), real_const(_LOG_LARGE))
-    x = real_select(large, real_select(ir.Compare(">", z.re, real_const(0.0)), real_op("-", z.re, real_const(1.0)),
-                               real_op("+", z.re, real_const(1.0))), z.re)
+    large = ir.Compare(">", _abs(z.re), _c(_LOG_LARGE))
+    x = _select(large, _select(ir.Compare(">", z.re, _c(0.0)), _f("-", z.re, _c(1.0)),
+                               _f("+", z.re, _c(1.0))), z.re)
     first, second = ("sinh", "cosh") if name == "sinh" else ("cosh", "sinh")
-    re = real_op("*", real_call("cos", z.im), real_call(first, x))
-    im = real_op("*", real_call("sin", z.im), real_call(second, x))
-    return _overflow_to_nan(Pair(real_select(large, real_op("*", re, real_const(math.e)), re),
-                                 real_select(large, real_op("*", im, real_const(math.e)), im)))
+    re = _f("*", _call("cos", z.im), _call(first, x))
+    im = _f("*", _call("sin", z.im), _call(second, x))
+    return _overflow_to_nan(Pair(_select(large, _f("*", re, _c(math.e)), re),
+                                 _select(large, _f("*", im, _c(math.e)), im)))
 
 
 def _tanh(z: Pair) -> Pair:
     """cmath.tanh."""
-    tx, ty = real_call("tanh", z.re), real_call("tan", z.im)
-    cx = real_op("/", real_const(1.0), real_call("cosh", z.re))
-    txty = real_op("*", tx, ty)
-    denominator = real_op("+", real_const(1.0), real_op("*", txty, txty))
-    re = real_op("/", real_op("*", tx, real_op("+", real_const(1.0), real_op("*", ty, ty))), denominator)
-    im = real_op("*", real_op("*", real_op("/", ty, denominator), cx), cx)
-    large = ir.Compare(">", real_abs(z.re), real_const(_LOG_LARGE))
-    large_im = real_op("*", real_op("*", real_op("*", real_const(4.0), real_call("sin", z.im)), real_call("cos", z.im)),
-                  real_call("exp", real_op("*", real_const(-2.0), real_abs(z.re))))
-    return Pair(real_select(large, _copysign(real_const(1.0), z.re), re), real_select(large, large_im, im))
+    tx, ty = _call("tanh", z.re), _call("tan", z.im)
+    cx = _f("/", _c(1.0), _call("cosh", z.re))
+    txty = _f("*", tx, ty)
+    denominator = _f("+", _c(1.0), _f("*", txty, txty))
+    re = _f("/", _f("*", tx, _f("+", _c(1.0), _f("*", ty, ty))), denominator)
+    im = _f("*", _f("*", _f("/", ty, denominator), cx), cx)
+    large = ir.Compare(">", _abs(z.re), _c(_LOG_LARGE))
+    large_im = _f("*", _f("*", _f("*", _c(4.0), _call("sin", z.im)), _call("cos", z.im)),
+                  _call("exp", _f("*", _c(-2.0), _abs(z.re))))
+    return Pair(_select(large, _copysign(_c(1.0), z.re), re), _select(large, large_im, im))
 
 
 def _times_i(z: Pair) -> Pair:
@@ -172,45 +174,45 @@ def _times_minus_i(z: Pair) -> Pair:
 
 def _log(z: Pair) -> Pair:
     """cmath.log (one argument)."""
-    ax, ay = real_abs(z.re), real_abs(z.im)
-    h = real_call("hypot", ax, ay)
-    near_one = ir.Logic("&&", ir.Compare(">=", h, real_const(0.71)), ir.Compare("<=", h, real_const(1.73)))
-    big, small = real_call("max", ax, ay), real_call("min", ax, ay)
-    careful = real_op("/", real_call("log1p", real_op("+", real_op("*", real_op("-", big, real_const(1.0)),
-                                                  real_op("+", big, real_const(1.0))),
-                                           real_op("*", small, small))), real_const(2.0))
-    moderate = real_select(near_one, careful, real_call("log", h))
-    large = real_op("+", real_call("log", real_call("hypot", real_op("/", ax, real_const(2.0)), real_op("/", ay, real_const(2.0)))),
-               real_const(math.log(2.0)))
-    scale = real_const(2.0 ** 53)
-    subnormal = real_op("-", real_call("log", real_call("hypot", real_op("*", ax, scale), real_op("*", ay, scale))),
-                   real_const(53 * math.log(2.0)))
-    is_large = ir.Logic("||", ir.Compare(">", ax, real_const(_LARGE)), ir.Compare(">", ay, real_const(_LARGE)))
-    is_tiny = ir.Logic("&&", ir.Compare("<", ax, real_const(_TINY)), ir.Compare("<", ay, real_const(_TINY)))
-    re = real_select(is_large, large, real_select(is_tiny, subnormal, moderate))
+    ax, ay = _abs(z.re), _abs(z.im)
+    h = _call("hypot", ax, ay)
+    near_one = ir.Logic("&&", ir.Compare(">=", h, _c(0.71)), ir.Compare("<=", h, _c(1.73)))
+    big, small = _call("max", ax, ay), _call("min", ax, ay)
+    careful = _f("/", _call("log1p", _f("+", _f("*", _f("-", big, _c(1.0)),
+                                                  _f("+", big, _c(1.0))),
+                                           _f("*", small, small))), _c(2.0))
+    moderate = _select(near_one, careful, _call("log", h))
+    large = _f("+", _call("log", _call("hypot", _f("/", ax, _c(2.0)), _f("/", ay, _c(2.0)))),
+               _c(math.log(2.0)))
+    scale = _c(2.0 ** 53)
+    subnormal = _f("-", _call("log", _call("hypot", _f("*", ax, scale), _f("*", ay, scale))),
+                   _c(53 * math.log(2.0)))
+    is_large = ir.Logic("||", ir.Compare(">", ax, _c(_LARGE)), ir.Compare(">", ay, _c(_LARGE)))
+    is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
+    re = _select(is_large, large, _select(is_tiny, subnormal, moderate))
     zero = _both_zero(z)            # cmath's ValueError: nan + nan·i
-    return Pair(real_select(zero, real_const(math.nan), re),
-                real_select(zero, real_const(math.nan), real_call("atan", z.im, z.re)))
+    return Pair(_select(zero, _c(math.nan), re),
+                _select(zero, _c(math.nan), _call("atan", z.im, z.re)))
 
 
 def _sqrt(z: Pair) -> Pair:
     """cmath.sqrt."""
-    ax, ay = real_abs(z.re), real_abs(z.im)
-    eighth = real_op("/", ax, real_const(8.0))
-    s = real_op("*", real_const(2.0), real_call("sqrt", real_op("+", eighth, real_call("hypot", eighth,
-                                                              real_op("/", ay, real_const(8.0))))))
-    up = real_const(2.0 ** 53)               # both parts subnormal: scaled up, then down
-    scaled = real_op("*", ax, up)
-    tiny_s = real_op("*", real_call("sqrt", real_op("+", scaled, real_call("hypot", scaled, real_op("*", ay, up)))),
-                real_const(2.0 ** -27))
-    is_tiny = ir.Logic("&&", ir.Compare("<", ax, real_const(_TINY)), ir.Compare("<", ay, real_const(_TINY)))
-    s = real_select(is_tiny, tiny_s, s)
-    d = real_op("/", ay, real_op("*", real_const(2.0), s))
-    positive = ir.Compare(">=", z.re, real_const(0.0))
-    re = real_select(positive, s, d)
-    im = _copysign(real_select(positive, d, s), z.im)
+    ax, ay = _abs(z.re), _abs(z.im)
+    eighth = _f("/", ax, _c(8.0))
+    s = _f("*", _c(2.0), _call("sqrt", _f("+", eighth, _call("hypot", eighth,
+                                                              _f("/", ay, _c(8.0))))))
+    up = _c(2.0 ** 53)               # both parts subnormal: scaled up, then down
+    scaled = _f("*", ax, up)
+    tiny_s = _f("*", _call("sqrt", _f("+", scaled, _call("hypot", scaled, _f("*", ay, up)))),
+                _c(2.0 ** -27))
+    is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
+    s = _select(is_tiny, tiny_s, s)
+    d = _f("/", ay, _f("*", _c(2.0), s))
+    positive = ir.Compare(">=", z.re, _c(0.0))
+    re = _select(positive, s, d)
+    im = _copysign(_select(positive, d, s), z.im)
     zero = _both_zero(z)
-    return Pair(real_select(zero, real_const(0.0), re), real_select(zero, z.im, im))
+    return Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im))
 
 
 def complex_arcsine(name: str, z: Pair) -> Pair:
@@ -222,31 +224,31 @@ def complex_arcsine(name: str, z: Pair) -> Pair:
 
 def _arcsinh(z: Pair) -> Pair:
     """cmath.asinh."""
-    s1 = _sqrt(Pair(real_op("+", real_const(1.0), z.im), ir.Unary("-", z.re, "f64")))
-    s2 = _sqrt(Pair(real_op("-", real_const(1.0), z.im), z.re))
-    re = _real_asinh(real_op("-", real_op("*", s1.re, s2.im), real_op("*", s2.re, s1.im)))
-    im = real_call("atan", z.im, real_op("-", real_op("*", s1.re, s2.re), real_op("*", s1.im, s2.im)))
+    s1 = _sqrt(Pair(_f("+", _c(1.0), z.im), ir.Unary("-", z.re, "f64")))
+    s2 = _sqrt(Pair(_f("-", _c(1.0), z.im), z.re))
+    re = _real_asinh(_f("-", _f("*", s1.re, s2.im), _f("*", s2.re, s1.im)))
+    im = _call("atan", z.im, _f("-", _f("*", s1.re, s2.re), _f("*", s1.im, s2.im)))
     magnitude = _large_magnitude(z)
-    large_re = real_select(ir.Compare(">=", z.im, real_const(0.0)), _copysign(magnitude, z.re),
+    large_re = _select(ir.Compare(">=", z.im, _c(0.0)), _copysign(magnitude, z.re),
                        ir.Unary("-", _copysign(magnitude, ir.Unary("-", z.re, "f64")), "f64"))
-    large_im = real_call("atan", z.im, real_abs(z.re))
+    large_im = _call("atan", z.im, _abs(z.re))
     large = _is_large(z)
-    return Pair(real_select(large, large_re, re), real_select(large, large_im, im))
+    return Pair(_select(large, large_re, re), _select(large, large_im, im))
 
 
 def _arccosine(z: Pair) -> Pair:
     """cmath.acos."""
-    s1 = _sqrt(Pair(real_op("-", real_const(1.0), z.re), ir.Unary("-", z.im, "f64")))
-    s2 = _sqrt(Pair(real_op("+", real_const(1.0), z.re), z.im))
-    re = real_op("*", real_const(2.0), real_call("atan", s1.re, s2.re))
-    im = _real_asinh(real_op("-", real_op("*", s2.re, s1.im), real_op("*", s2.im, s1.re)))
+    s1 = _sqrt(Pair(_f("-", _c(1.0), z.re), ir.Unary("-", z.im, "f64")))
+    s2 = _sqrt(Pair(_f("+", _c(1.0), z.re), z.im))
+    re = _f("*", _c(2.0), _call("atan", s1.re, s2.re))
+    im = _real_asinh(_f("-", _f("*", s2.re, s1.im), _f("*", s2.im, s1.re)))
     magnitude = _large_magnitude(z)
-    large_re = real_call("atan", real_abs(z.im), z.re)
-    large_im = real_select(ir.Compare("<", z.re, real_const(0.0)),
+    large_re = _call("atan", _abs(z.im), z.re)
+    large_im = _select(ir.Compare("<", z.re, _c(0.0)),
                        ir.Unary("-", _copysign(magnitude, z.im), "f64"),
                        _copysign(magnitude, ir.Unary("-", z.im, "f64")))
     large = _is_large(z)
-    return Pair(real_select(large, large_re, re), real_select(large, large_im, im))
+    return Pair(_select(large, large_re, re), _select(large, large_im, im))
 
 
 def _real_asinh(x):
@@ -254,28 +256,28 @@ def _real_asinh(x):
     2^28·(1 + 2^-20) on; log(2|x| + 1/(√(x² + 1) + |x|)) from 2·(1 + 2^-20) on; else
     log1p(|x| + x²/(1 + √(1 + x²))); with the sign of x.  (glibc compares the high
     32 bits of |x| with those of 2^28 and 2, hence the 2^-20.)"""
-    a = real_abs(x)
-    square = real_op("*", a, a)
-    small = real_call("log1p", real_op("+", a, real_op("/", square, real_op("+", real_const(1.0), real_call(
-        "sqrt", real_op("+", real_const(1.0), square))))))
-    moderate = real_call("log", real_op("+", real_op("*", real_const(2.0), a), real_op("/", real_const(1.0), real_op(
-        "+", real_call("sqrt", real_op("+", square, real_const(1.0))), a))))
-    huge = real_op("+", real_call("log", a), real_const(math.log(2.0)))
+    a = _abs(x)
+    square = _f("*", a, a)
+    small = _call("log1p", _f("+", a, _f("/", square, _f("+", _c(1.0), _call(
+        "sqrt", _f("+", _c(1.0), square))))))
+    moderate = _call("log", _f("+", _f("*", _c(2.0), a), _f("/", _c(1.0), _f(
+        "+", _call("sqrt", _f("+", square, _c(1.0))), a))))
+    huge = _f("+", _call("log", a), _c(math.log(2.0)))
     above = 1.0 + 2.0 ** -20
-    magnitude = real_select(ir.Compare(">=", a, real_const(2.0 ** 28 * above)), huge,
-                        real_select(ir.Compare(">=", a, real_const(2.0 * above)), moderate, small))
-    return real_select(ir.Compare("<", a, real_const(2.0 ** -28)), x, _copysign(magnitude, x))
+    magnitude = _select(ir.Compare(">=", a, _c(2.0 ** 28 * above)), huge,
+                        _select(ir.Compare(">=", a, _c(2.0 * above)), moderate, small))
+    return _select(ir.Compare("<", a, _c(2.0 ** -28)), x, _copysign(magnitude, x))
 
 
 def _large_magnitude(z: Pair):
     """log|z| for cmath's large arguments: log(hypot(re/2, im/2)) + 2·log 2."""
-    return real_op("+", real_call("log", real_call("hypot", real_op("/", z.re, real_const(2.0)), real_op("/", z.im, real_const(2.0)))),
-              real_const(math.log(2.0) * 2.0))
+    return _f("+", _call("log", _call("hypot", _f("/", z.re, _c(2.0)), _f("/", z.im, _c(2.0)))),
+              _c(math.log(2.0) * 2.0))
 
 
 def _is_large(z: Pair):
-    return ir.Logic("||", ir.Compare(">", real_abs(z.re), real_const(_LARGE)),
-                    ir.Compare(">", real_abs(z.im), real_const(_LARGE)))
+    return ir.Logic("||", ir.Compare(">", _abs(z.re), _c(_LARGE)),
+                    ir.Compare(">", _abs(z.im), _c(_LARGE)))
 
 
 #: cmath's functions of one complex argument, by name (Pair → Pair).
@@ -298,8 +300,8 @@ COMPLEX_FUNCTIONS = {
 
 def _product(a: Pair, b: Pair) -> Pair:
     """CPython's _Py_c_prod."""
-    return Pair(real_op("-", real_op("*", a.re, b.re), real_op("*", a.im, b.im)),
-                real_op("+", real_op("*", a.re, b.im), real_op("*", a.im, b.re)))
+    return Pair(_f("-", _f("*", a.re, b.re), _f("*", a.im, b.im)),
+                _f("+", _f("*", a.re, b.im), _f("*", a.im, b.re)))
 
 
 def _hoisted(fl, value: Pair) -> Pair:
@@ -312,44 +314,44 @@ def _overflow_to_nan(z: Pair) -> Pair:
     """nan + nan·i where a part is infinite (the interpreter's answer to CPython's
     OverflowError), else z."""
     infinite = ir.Logic("||", _is_infinite(z.re), _is_infinite(z.im))
-    return Pair(real_select(infinite, real_const(math.nan), z.re), real_select(infinite, real_const(math.nan), z.im))
+    return Pair(_select(infinite, _c(math.nan), z.re), _select(infinite, _c(math.nan), z.im))
 
 
 def _is_infinite(x):
-    return ir.Compare("==", real_abs(x), real_const(math.inf))
+    return ir.Compare("==", _abs(x), _c(math.inf))
 
 
 def _finite(z: Pair):
     """Both parts finite (not infinite, not NaN)."""
-    return ir.Logic("&&", ir.Compare("<", real_abs(z.re), real_const(math.inf)),
-                    ir.Compare("<", real_abs(z.im), real_const(math.inf)))
+    return ir.Logic("&&", ir.Compare("<", _abs(z.re), _c(math.inf)),
+                    ir.Compare("<", _abs(z.im), _c(math.inf)))
 
 
 def _both_zero(z: Pair):
-    return ir.Logic("&&", ir.Compare("==", z.re, real_const(0.0)), ir.Compare("==", z.im, real_const(0.0)))
+    return ir.Logic("&&", ir.Compare("==", z.re, _c(0.0)), ir.Compare("==", z.im, _c(0.0)))
 
 
 def _copysign(magnitude, sign):
     """C's copysign: |magnitude| with the sign of `sign`, −0.0 counting as negative."""
-    a = real_abs(magnitude)
-    return real_select(_negative(sign), ir.Unary("-", a, "f64"), a)
+    a = _abs(magnitude)
+    return _select(_negative(sign), ir.Unary("-", a, "f64"), a)
 
 
 def _negative(x):
     """Whether x's sign is negative, −0.0 included (1/−0.0 is −inf); false for NaN."""
-    return ir.Logic("||", ir.Compare("<", x, real_const(0.0)),
-                    ir.Compare("<", real_op("/", real_const(1.0), x), real_const(0.0)))
+    return ir.Logic("||", ir.Compare("<", x, _c(0.0)),
+                    ir.Compare("<", _f("/", _c(1.0), x), _c(0.0)))
 
 
 def complex_builtin(name: str, z: Pair, span):
     """A registry function of one complex argument: a real IR expression (abs, abs2,
-    angle, real, imag) or a Pair (cmath's functions: lower_complex_functions)."""
+    angle, real, imag) or a Pair (cmath's functions: this module)."""
     if name == "abs":
-        return real_call("hypot", z.re, z.im)
+        return _call("hypot", z.re, z.im)
     if name == "abs2":
-        return real_op("+", real_op("*", z.re, z.re), real_op("*", z.im, z.im))
+        return _f("+", _f("*", z.re, z.re), _f("*", z.im, z.im))
     if name == "angle":
-        return real_call("atan", z.im, z.re)
+        return _call("atan", z.im, z.re)
     if name == "real":
         return z.re
     if name == "imag":

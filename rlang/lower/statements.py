@@ -236,14 +236,14 @@ class _FunctionLowering:
 
     def stmt(self, stmt) -> list:
         """The IR of one statement, between the temporaries its expressions hoisted."""
-        method = getattr(self, "_" + type(stmt).__name__.lower(), None)
+        method = LOWERINGS.get(type(stmt))
         if method is None:
             raise BackendUnsupported(f"the compiled backends do not handle "
                                      f"{type(stmt).__name__} statements yet", stmt.span)
         outer = self.hoisted
         self.hoisted = [] if isinstance(stmt, _HOISTING) else None
         try:
-            out = method(stmt)
+            out = getattr(self, method)(stmt)
             temps = self.hoisted or []
         finally:
             self.hoisted = outer
@@ -380,7 +380,8 @@ class _FunctionLowering:
             if not isinstance(place.type, str):
                 raise RlangTypeError(f"{name} needs scalar views", arg.span)
         angle = None
-        if name in ("ROT", "IROT", "HADAMARD"):     # the interpreter's words (interp/instructions.py)
+        if name in ("ROT", "IROT", "HADAMARD"):     # the interpreter's words
+        #                                             (interp/instructions.py)
             for place in places:
                 if place.type not in ir.FLOAT_TYPES:
                     raise RlangTypeError(f"{name} needs float operands, got "
@@ -709,6 +710,16 @@ def _declared_type(param: ast.Param):
         return ir.StackType(t.scalar)
     return ir.ArrayType(t.scalar, t.ndim) if t.ndim else t.scalar
 
+
+#: The AST statement classes the lowering handles, and its method for each (`@routine`
+#: and `~@routine` are expanded by `body`, which pairs them).  Others are refused
+#: with BackendUnsupported.
+LOWERINGS: dict[type, str] = {
+    ast.Update: "_update", ast.Instr: "_instr", ast.Alloc: "_alloc",
+    ast.Dealloc: "_dealloc", ast.Zeros: "_zeros", ast.CallStmt: "_callstmt",
+    ast.Block: "_block", ast.If: "_if", ast.While: "_while", ast.From: "_from",
+    ast.For: "_for", ast.Annotated: "_annotated", ast.Safe: "_safe",
+}
 
 #: Statements that evaluate their expressions once, before they act: temporaries
 #: can be made around them (`hoist`).

@@ -210,3 +210,16 @@ def test_no_private_name_of_the_interpreter_outside_it():
 def test_no_module_over_800_lines(module):
     lines = MODULES[module].read_text(encoding="utf-8").count("\n")
     assert lines <= 800, f"rlang/{MODULES[module].relative_to(PACKAGE)} has {lines} lines"
+
+
+def test_import_rlang_imports_no_compiler_and_no_parser():
+    """`import rlang` stays cheap: llvmlite, numba and lark come with the first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rlang\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'llvmlite', 'numba', 'lark', 'jax', 'torch'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, check=True)
+    assert done.stdout.strip() == "[]"

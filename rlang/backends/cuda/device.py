@@ -202,7 +202,7 @@ def differs(x, y):
 
 
 def fxof(x):
-    """The raw value of fixed(x) for a float x in range (cuda_systems.fxof): x · 2^43
+    """The raw value of fixed(x) for a float x in range (systems.fxof): x · 2^43
     (exact) rounded to nearest, ties to even; 2^63 wraps, as Fixed(raw) does."""
     if not (x >= -1048576.0 and x < 1048576.0):
         return int64(0)
@@ -306,7 +306,7 @@ def gpu_namespace(jit=None) -> dict:
     jit = jit or cuda.jit(device=True)
     names = _HELPERS + ["b_" + name for name in BUILTINS] + ["b_atan2"]
     # the helpers call each other: rebind them to globals holding the device versions
-    # (with the names the helpers of cuda_systems and cuda_fixed read)
+    # (with the names the helpers of systems.py and fixed.py read)
     from . import fixed as cuda_fixed
     from . import systems as cuda_systems
 

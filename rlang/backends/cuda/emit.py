@@ -4,7 +4,7 @@
 `Program`: one Python source text, with
 
 - `H_<symbol>(ctx, ctxf, params…)` for every function: the host part.  Arrays are
-  `cuda_runtime.Arr` mirrors (host and device copies); each `@parallel for` is a
+  `runtime.Arr` mirrors (host and device copies); each `@parallel for` is a
   kernel launch (`launch`), everything else runs as Python;
 - `D_<symbol>(ctx, ctxf, params…)` for every function a kernel calls, at any depth:
   device functions, compiled with `numba.cuda.jit(device=True)`;
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 
 from ...ir import nodes as ir
 from ...ir.passes import run_passes
+from .instructions import write_instr
 from ...errors import InternalError
 from ...types_rules import BackendUnsupported
 from .. import abi
@@ -319,11 +320,7 @@ class FunctionWriter(ExprWriter):
     def body(self, stmts) -> None:
         start = len(self.lines)
         for stmt in stmts:
-            method = getattr(self, "_" + type(stmt).__name__.lower(), None)
-            if method is None:
-                raise BackendUnsupported(f"the cuda backend does not handle "
-                                         f"{type(stmt).__name__} statements yet", self.span)
-            method(stmt)
+            ir.visit(self, stmt)
         if len(self.lines) == start:
             self.emit("pass")
 
@@ -364,71 +361,10 @@ class FunctionWriter(ExprWriter):
         self.store(target, indices, new)
 
     def _instr(self, stmt: ir.Instr) -> None:
-        places = stmt.places
-        index_lists = [None if isinstance(p, ir.VarPlace) else self.indices_unchecked(p)
-                       for p in places]
-        if stmt.alias_site is not None:
-            same = " and ".join(f"({a} == {b})" for a, b in zip(*index_lists))
-            self.fail_if(same, stmt.alias_site)
-        for place, indices in zip(places, index_lists):
-            if indices is not None and place.site is not None:
-                for k, i in enumerate(indices):
-                    extent = f"{self.name(place.var)}.shape[{k}]"
-                    self.fail_if(f"not (0 <= {i} < {extent})", place.site + k, [i, extent])
-        texts = [self.place_text(p, i) for p, i in zip(places, index_lists)]
-        t = places[0].type
-        name = stmt.name
-        if name == "SWAP":
-            a, b = self.fresh(), self.fresh()
-            self.emit(f"{a} = {texts[0]}")
-            self.emit(f"{b} = {texts[1]}")
-            self.store(places[0], index_lists[0], b)
-            self.store(places[1], index_lists[1], a)
-            return
-        if name in ("NEG", "INC", "DEC", "FLIP"):
-            x = texts[0]
-            one = "ONE_RAW" if t == "fixed" else "1"
-            if name == "FLIP":
-                new = f"(not {x})"
-            elif name == "NEG":
-                new = f"(-{x})" if t == "f64" else self.wrap(f"(-{x})", t)
-            else:
-                sign = "+" if name == "INC" else "-"
-                new = f"({x} {sign} 1.0)" if t == "f64" else \
-                    f"r32(f64({x}) {sign} 1.0)" if t == "f32" else \
-                    self.wrap(f"({x} {sign} {one})", t)
-            self.store(places[0], index_lists[0], new)
-            return
-        self._rotation(stmt, texts, index_lists, t)
+        write_instr(self, stmt)         # backends/cuda/instructions.py
 
     def indices_unchecked(self, place) -> list:
         return [self.temp(i, "i") for i in place.indices]
-
-    def _rotation(self, stmt: ir.Instr, texts, index_lists, t: str) -> None:
-        """ROT, IROT and HADAMARD, computed in f64 as the interpreter does (products
-        unfused: Note [No fused multiply-add], backends/cuda/device.py)."""
-        a, b, na, nb = self.fresh("a"), self.fresh("b"), self.fresh("a"), self.fresh("b")
-        self.emit(f"{a} = f64({texts[0]})")
-        self.emit(f"{b} = f64({texts[1]})")
-        if stmt.name == "HADAMARD":
-            s = repr(0.5 ** 0.5)
-            self.emit(f"{na} = fmul({a} + {b}, {s})")
-            self.emit(f"{nb} = fmul({a} - {b}, {s})")
-        else:
-            theta = self.fresh("th")
-            self.emit(f"{theta} = {self.value(stmt.angle)}")
-            c, s = self.fresh("c"), self.fresh("s")
-            self.emit(f"{c} = b_cos(f64({theta}))")
-            self.emit(f"{s} = b_sin(f64({theta}))")
-            if stmt.name == "ROT":
-                self.emit(f"{na} = fmul({c}, {a}) - fmul({s}, {b})")
-                self.emit(f"{nb} = fmul({s}, {a}) + fmul({c}, {b})")
-            else:
-                self.emit(f"{na} = fmul({c}, {a}) + fmul({s}, {b})")
-                self.emit(f"{nb} = fmul({c}, {b}) - fmul({s}, {a})")
-        wrap = "r32" if t == "f32" else ""
-        self.store(stmt.places[0], index_lists[0], f"{wrap}({na})")
-        self.store(stmt.places[1], index_lists[1], f"{wrap}({nb})")
 
     def _push(self, stmt) -> None:
         """PUSH / POP: refused, naming the stack type (Note [Stacks in the IR])."""
@@ -446,7 +382,7 @@ class FunctionWriter(ExprWriter):
             raise InternalError("array ancilla in device code")
         dims = [self.value(d) for d in stmt.dims]
         sites = self.module.allocation_sites(stmt, self.fn)
-        for d, site in zip(dims, sites[1:]):        # as llvm_emit._array_size
+        for d, site in zip(dims, sites[1:]):        # as backends/llvm/emit.py `_array_size`
             self.fail_if(f"{d} < 0", site, [d])
         name = self.name(var)
         shape = f"({', '.join(dims)},)"
@@ -486,7 +422,7 @@ class FunctionWriter(ExprWriter):
                 count = f"nonzeros({name}, {elem}, {shape})"
             temp = self.fresh("n")
             self.emit(f"{temp} = {count}")
-            # what the message shows (llvm_errors._dealloc_array): not for `a → [x, 2x]`
+            # what the message shows (backends/errors.py, `_dealloc_array`): not for `a → [x, 2x]`
             recorded = self.module.sites[stmt.site].detail[2] != "literal" and \
                 max(var.type.ndim, len(stmt.shape)) <= abi.ARRAY_DIMS
             self.emit(f"if {temp} != 0:")

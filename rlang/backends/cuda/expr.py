@@ -218,7 +218,7 @@ class ExprWriter:
             return self._float_binary(e)
         a, b = self.expr(e.left), self.expr(e.right)
         op = e.op
-        if t == "fixed" and op in ("*", "/"):       # rounded (cuda_systems, cuda_fixed)
+        if t == "fixed" and op in ("*", "/"):       # rounded (systems.py, fixed.py)
             if op == "*":
                 return f"fxmul({a}, {b})"
             if e.site is not None:

@@ -4,17 +4,17 @@ How generated code holds them (Note [Number systems in the IR], Note [Complex
 numbers in the IR], rlang/ir/nodes.py): a fixed is its raw Q20.43 integer (a Python int,
 an int64 on the GPU), a ulog the float of its logarithm, a complex scalar a Python
 `complex` (a complex128 on the GPU).  Arrays of complex numbers are float64 arrays
-with a last axis of two, re then im (`cuda_runtime.pairs`), so that a part is an
+with a last axis of two, re then im (`runtime.pairs`), so that a part is an
 element of its own: a gradient kernel adds to it with `cuda.atomic.add`.
 
 Like rlang/backends/cuda/scalar.py, these are Python functions run as they are by
 host code and the simulator; `SHARED` lists those that mean the same when Numba
-compiles them, which cuda_device.gpu_namespace() compiles as device functions.
+compiles them, which device.gpu_namespace() compiles as device functions.
 `fxmul`, `fxdiv` and `fxof` are here Python's exact integers and `round` (the
 interpreter's own rlang/numbers.py); their GPU versions are in backends/cuda/device.py
 (backends/cuda/fixed.py: the same results with 64-bit integers).
 
-Conversions record their failure in the error record (as cuda_scalar's `cvf_int`)
+Conversions record their failure in the error record (as scalar.py's `cvf_int`)
 and give a harmless value; the site's message is built on the host
 (backends/errors.py, kind "convert").
 """

@@ -219,67 +219,93 @@ def _int_power(em, lltype):
 # ---------------------------------------------------------------- built-ins
 
 def emit_builtin(em, e):
+    """A registry function of the IR: its code from FLOAT_BUILTINS (computed in f64)
+    or INT_BUILTINS, the llvm backend's tables keyed by registry name."""
     args = [em.expr(a) for a in e.args]
     t = e.type
     if t in ("i32", "i64"):
-        return _int_builtin(em, e.name, args, llvm_type(t))
+        rule = INT_BUILTINS.get(e.name)
+        if rule is None:
+            raise InternalError(f"`{e.name}` has no integer form in the llvm backend")
+        return rule(em.builder, args, llvm_type(t))
     xs = [em.to_f64(a, arg.type) for a, arg in zip(args, e.args)]
-    return em.from_f64(_float_builtin(em, e.name, xs), t)
+    name = "atan2" if e.name == "atan" and len(xs) == 2 else e.name
+    return em.from_f64(FLOAT_BUILTINS[name](em, xs), t)
 
 
-def _float_builtin(em, name, xs):
-    b = em.builder
-    x = xs[0]
-    zero = ll.Constant(F64, 0.0)
-    nan = ll.Constant(F64, float("nan"))
-    if name == "atan" and len(xs) == 2:
-        return em.call_math("atan2", xs)
-    if name == "abs":
-        return em.call_math("fabs", [x])
-    if name == "abs2":
-        return b.fmul(x, x)
-    if name == "angle":
-        return em.call_math("atan2", [zero, x])
-    if name in ("real", "conj"):
-        return x
-    if name == "imag":
-        return zero
-    if name in ("min", "max"):
-        y = xs[1]
+def _libm(name: str):
+    """The C library function of the same meaning."""
+    return lambda em, xs: em.call_math(name, xs)
+
+
+def _f64(value: float):
+    return ll.Constant(F64, value)
+
+
+def _min_max(compare: str):
+    def emit(em, xs):
+        b, (x, y) = em.builder, xs
         either_nan = b.or_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
-        pick = b.fcmp_ordered("<=" if name == "min" else ">=", x, y)
-        return b.select(either_nan, nan, b.select(pick, x, y))
-    if name == "sign":
-        positive = b.uitofp(b.fcmp_ordered(">", x, zero), F64)
-        negative = b.uitofp(b.fcmp_ordered("<", x, zero), F64)
-        return b.select(b.fcmp_unordered("uno", x, x), x, b.fsub(positive, negative))
-    if name == "cbrt":          # as the registry: copysign(|x| ** (1/3), x)
-        magnitude = em.call_math("pow", [em.call_math("fabs", [x]),
-                                         ll.Constant(F64, 1.0 / 3.0)])
-        return em.call_math("copysign", [magnitude, x])
-    if name in ("floor", "ceil", "round"):     # + 0.0: −0.0 becomes 0.0, as the
-        return b.fadd(em.call_math(name, xs), zero)     # interpreter's int → float
-    return em.call_math(name, xs)
+        pick = b.fcmp_ordered(compare, x, y)
+        return b.select(either_nan, _f64(float("nan")), b.select(pick, x, y))
+    return emit
 
 
-def _int_builtin(em, name, args, lltype):
-    b = em.builder
-    x = args[0]
-    zero = ll.Constant(lltype, 0)
-    if name == "abs":
-        return b.select(b.icmp_signed("<", x, zero), b.neg(x), x)
-    if name == "abs2":
-        return b.mul(x, x)
-    if name in ("real", "conj"):
-        return x
-    if name == "imag":
-        return zero
-    if name == "min":
-        return b.select(b.icmp_signed("<=", x, args[1]), x, args[1])
-    if name == "max":
-        return b.select(b.icmp_signed(">=", x, args[1]), x, args[1])
-    if name == "sign":
-        return b.sub(b.zext(b.icmp_signed(">", x, zero), lltype),
-                     b.zext(b.icmp_signed("<", x, zero), lltype))
-    raise InternalError(f"`{name}` has no integer form in the llvm backend")
+def _sign(em, xs):
+    b, x = em.builder, xs[0]
+    positive = b.uitofp(b.fcmp_ordered(">", x, _f64(0.0)), F64)
+    negative = b.uitofp(b.fcmp_ordered("<", x, _f64(0.0)), F64)
+    return b.select(b.fcmp_unordered("uno", x, x), x, b.fsub(positive, negative))
+
+
+def _cbrt(em, xs):
+    """As the registry: copysign(|x| ** (1/3), x)."""
+    magnitude = em.call_math("pow", [em.call_math("fabs", xs), _f64(1.0 / 3.0)])
+    return em.call_math("copysign", [magnitude, xs[0]])
+
+
+def _rounding(name: str):
+    """floor, ceil, round, + 0.0: −0.0 becomes 0.0, as the interpreter's int → float."""
+    return lambda em, xs: em.builder.fadd(em.call_math(name, xs), _f64(0.0))
+
+
+#: Registry functions on floats (and fixed, ulog through f64), by registry name.
+FLOAT_BUILTINS = {
+    **{name: _libm(name) for name in ("sin", "cos", "tan", "asin", "acos", "atan",
+                                      "atan2", "sinh", "cosh", "tanh", "exp", "log",
+                                      "log1p", "expm1", "sqrt", "hypot")},
+    "abs": _libm("fabs"),
+    "abs2": lambda em, xs: em.builder.fmul(xs[0], xs[0]),
+    "angle": lambda em, xs: em.call_math("atan2", [_f64(0.0), xs[0]]),
+    "real": lambda em, xs: xs[0],
+    "conj": lambda em, xs: xs[0],
+    "imag": lambda em, xs: _f64(0.0),
+    "min": _min_max("<="),
+    "max": _min_max(">="),
+    "sign": _sign,
+    "cbrt": _cbrt,
+    "floor": _rounding("floor"),
+    "ceil": _rounding("ceil"),
+    "round": _rounding("round"),
+}
+
+
+def _int_sign(b, args, lltype):
+    x, zero = args[0], ll.Constant(lltype, 0)
+    return b.sub(b.zext(b.icmp_signed(">", x, zero), lltype),
+                 b.zext(b.icmp_signed("<", x, zero), lltype))
+
+
+#: Registry functions on integers, by registry name.
+INT_BUILTINS = {
+    "abs": lambda b, args, t: b.select(b.icmp_signed("<", args[0], ll.Constant(t, 0)),
+                                       b.neg(args[0]), args[0]),
+    "abs2": lambda b, args, t: b.mul(args[0], args[0]),
+    "real": lambda b, args, t: args[0],
+    "conj": lambda b, args, t: args[0],
+    "imag": lambda b, args, t: ll.Constant(t, 0),
+    "min": lambda b, args, t: b.select(b.icmp_signed("<=", args[0], args[1]), *args),
+    "max": lambda b, args, t: b.select(b.icmp_signed(">=", args[0], args[1]), *args),
+    "sign": _int_sign,
+}
 

@@ -20,6 +20,7 @@ from ...ir import nodes as ir
 from ...ir.passes import run_passes
 from .. import abi
 from .expr import ExprEmitter, counted_loop
+from .instructions import emit_instr
 from .types import F64, I1, I32, I64, I8, storage_type
 from .alias import ParameterScopes, distinct_gradients
 from .ancillas import AncillaEmitter
@@ -31,7 +32,6 @@ from ...ir.call_graph import depth_counted_symbols, inlined_once, recursive_symb
 
 #: A tolerance for float deallocation checks (rlang.interp.comparisons.ATOL).
 from ...interp.comparisons import ATOL
-from ...numbers import ONE_RAW
 
 
 def descriptor_type(ndim: int) -> ll.LiteralStructType:
@@ -255,7 +255,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
 
     def emit_body(self, stmts) -> None:
         for stmt in stmts:
-            getattr(self, "_" + type(stmt).__name__.lower())(stmt)
+            ir.visit(self, stmt)
 
     # ---------------------------------------------------------------- errors
     def ctx_word(self, index: int):
@@ -361,59 +361,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         self.builder.store(self.to_storage(new, t), pointer)
 
     def _instr(self, stmt: ir.Instr) -> None:
-        places = stmt.places
-        if stmt.alias_site is not None:
-            same = ll.Constant(I1, 1)
-            for a, b in zip(places[0].indices, places[1].indices):
-                same = self.builder.and_(same, self.builder.icmp_signed(
-                    "==", self.expr(a), self.expr(b)))
-            self.fail_if(same, stmt.alias_site, ())
-        t = ir.representation(places[0].type)
-        name = stmt.name
-        if name == "SWAP":
-            pa, pb = self.address(places[0]), self.address(places[1])
-            a, b = self.builder.load(pa), self.builder.load(pb)
-            self.builder.store(b, pa)
-            self.builder.store(a, pb)
-            return
-        if name in ("NEG", "INC", "DEC", "FLIP"):
-            pointer = self.address(places[0])
-            x = self.from_storage(self.builder.load(pointer), t)
-            if name == "FLIP":
-                new = self.builder.xor(x, ll.Constant(I1, 1))
-            elif name == "NEG":
-                new = self.builder.fneg(x) if t in ("f32", "f64") else self.builder.neg(x)
-            else:
-                one = self.constant(ONE_RAW if places[0].type == "fixed" else 1, t)
-                add = self.builder.fadd if t in ("f32", "f64") else self.builder.add
-                sub = self.builder.fsub if t in ("f32", "f64") else self.builder.sub
-                new = add(x, one) if name == "INC" else sub(x, one)
-            self.builder.store(self.to_storage(new, t), pointer)
-            return
-        self._rotation(stmt, t)
-
-    def _rotation(self, stmt: ir.Instr, t: str) -> None:
-        """ROT, IROT and HADAMARD, computed as the interpreter does (in f64)."""
-        pa, pb = self.address(stmt.places[0]), self.address(stmt.places[1])
-        a = self.to_f64(self.builder.load(pa), t)
-        b = self.to_f64(self.builder.load(pb), t)
-        b_ = self.builder
-        if stmt.name == "HADAMARD":
-            s = ll.Constant(F64, 0.5 ** 0.5)
-            new_a = b_.fmul(b_.fadd(a, b), s)
-            new_b = b_.fmul(b_.fsub(a, b), s)
-        else:
-            theta = self.to_f64(self.expr(stmt.angle), t)
-            c = self.call_math("cos", [theta])
-            s = self.call_math("sin", [theta])
-            if stmt.name == "ROT":
-                new_a = b_.fsub(b_.fmul(c, a), b_.fmul(s, b))
-                new_b = b_.fadd(b_.fmul(s, a), b_.fmul(c, b))
-            else:
-                new_a = b_.fadd(b_.fmul(c, a), b_.fmul(s, b))
-                new_b = b_.fsub(b_.fmul(c, b), b_.fmul(s, a))
-        self.builder.store(self.from_f64(new_a, t), pa)
-        self.builder.store(self.from_f64(new_b, t), pb)
+        emit_instr(self, stmt)          # backends/llvm/instructions.py
 
     def _alloc(self, stmt: ir.Alloc) -> None:
         self._allocate(stmt)

@@ -27,7 +27,7 @@ import pytest
 
 import rlang
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 H = 1e-5
 
 # ------------------------------------------------------------------ helpers

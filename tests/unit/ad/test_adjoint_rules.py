@@ -235,9 +235,8 @@ def test_every_builtin_has_partials_of_its_arity():
 
 
 def test_every_instruction_has_an_adjoint_rule():
-    for name in INSTRUCTION_TABLE:
-        assert callable(getattr(adjoint.GradInterpreter, f"_adjoint_{name.lower()}", None)), \
-            name
+    assert set(adjoint.ADJOINT_HANDLERS) == set(INSTRUCTION_TABLE)
+    assert all(callable(handler) for handler in adjoint.ADJOINT_HANDLERS.values())
 
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "/", "**", "//", "%"])

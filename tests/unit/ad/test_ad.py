@@ -23,7 +23,7 @@ from rlang.values import Stack
 
 from numeric_gradients import assert_gradients_close, numeric_gradient
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # ------------------------------------------------------------------ helpers
 

@@ -1,0 +1,169 @@
+"""The seed-guard pass (rlang/ir/guards.py, Note [Zero seeds]) and the
+accumulate-only analysis (rlang/ir/outputs.py, Note [Gradients without the forward
+run]).
+
+- `selects_outside_gathers` turns the seed branches of the gradient pass into
+  `Guarded` values (none where a seed times a finite constant is zero anyway), keeps
+  the branches that hold what cannot be guarded and those in loops that gather or
+  scatter, and leaves other `if`s alone; on IR built by hand and on the adjoint
+  (rlang/ad/adjoint_ir.py) of small lowered programs;
+- `accumulate_only` gives the parameters a function only adds to when every other
+  one is only read, and None otherwise (or when it prints).
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from rlang.ad.adjoint_ir import adjoint_module
+from rlang.frontend.check import check
+from rlang.frontend.loader import loads_unit
+from rlang.ir import nodes as ir
+from rlang.ir.guards import seed_guards, selects_outside_gathers, when_nonzero
+from rlang.ir.outputs import accumulate_only
+from rlang.ir.walk import walk
+from rlang.lower.statements import lower
+
+from ir_builders import IVEC, VEC, add, body_of, f64, function, module_of, param, read, times
+
+
+# ---------------------------------------------------------------- seed guards
+
+def seed_program(inner):
+    y, x, seed = param("y"), param("x"), ir.Var("seed", "f64")
+    body = [ir.Alloc(seed, read(y))] + when_nonzero((read(seed),), inner(seed, x)) + \
+        [ir.Dealloc(seed, None, None)]
+    return module_of(function(body, [y, x])), seed, x
+
+
+def test_a_seed_branch_becomes_guarded_updates():
+    module, seed, x = seed_program(lambda s, x: [add(x, times(read(s), read(x)))])
+    assert seed_guards(body_of(module)[1]) == (read(seed),)
+    new = body_of(selects_outside_gathers(module))
+    assert [type(s).__name__ for s in new] == ["Alloc", "Update", "Dealloc"]
+    assert new[1].value == ir.Guarded((read(seed),), times(read(seed), read(x)))
+
+
+def test_a_seed_scaled_by_a_finite_constant_needs_no_guard():
+    module, seed, x = seed_program(lambda s, x: [add(x, times(read(s), f64(3.0))),
+                                                 add(x, ir.Unary("-", read(s), "f64"))])
+    new = body_of(selects_outside_gathers(module))
+    assert [s.value for s in new[1:3]] == [times(read(seed), f64(3.0)),
+                                           ir.Unary("-", read(seed), "f64")]
+    inf = body_of(selects_outside_gathers(
+        seed_program(lambda s, x: [add(x, times(read(s), f64(float("inf"))))])[0]))
+    assert isinstance(inf[1].value, ir.Guarded)
+
+
+def test_a_branch_holding_what_cannot_be_guarded_stays_a_branch():
+    module, _, _ = seed_program(lambda s, x: [ir.Print("print", (("s", read(s)),), 0)])
+    module.sites.append(ir.Site("print", None, "f", False))
+    assert selects_outside_gathers(module) is module
+
+
+def test_ifs_that_are_not_seed_branches_are_left_alone():
+    y, c = param("y"), param("c", "bool")
+    checked = ir.If((ir.Branch(ir.Nonzero((read(y),)), None, (add(y, f64(1.0)),)),), (), 0)
+    other = ir.If((ir.Branch(read(c), None, (add(y, f64(1.0)),)),), (), None)
+    assert seed_guards(checked) is None and seed_guards(other) is None
+    module = module_of(function([checked, other], [y, c]),
+                       sites=[ir.Site("if", None, "f", False)])
+    assert selects_outside_gathers(module) is module
+
+
+GRADIENTS = """
+function sumsq!(s!: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        s! += x[i] * x[i]
+    end
+end
+
+function gathered!(s!: f64, idx: i64[:], x: f64[:])
+    for i = 0:length(idx) - 1
+        s! += x[idx[i]] * x[idx[i]]
+    end
+end
+"""
+
+
+def gradient_pass(name, types):
+    unit = loads_unit(textwrap.dedent(GRADIENTS), "gradients.rev")
+    check(unit)
+    return adjoint_module(lower(unit, name, types, True, False))
+
+
+def guarded_updates(module) -> int:
+    return sum(isinstance(s, ir.Update) and isinstance(s.value, ir.Guarded)
+               for fn in module.functions.values() for s in walk(fn.body))
+
+
+def seed_branches(module) -> int:
+    return sum(seed_guards(s) is not None for fn in module.functions.values()
+               for s in walk(fn.body))
+
+
+def test_seed_branches_in_plain_loops_become_selects():
+    module = gradient_pass("sumsq!", ("f64", VEC))
+    assert (seed_branches(module), guarded_updates(module)) == (1, 0)
+    new = selects_outside_gathers(module)
+    assert (seed_branches(new), guarded_updates(new)) == (0, 2)
+
+
+def test_seed_branches_in_gather_loops_stay_branches():
+    module = gradient_pass("gathered!", ("f64", IVEC, VEC))
+    assert seed_branches(module) == 1
+    assert selects_outside_gathers(module) is module
+
+
+# ------------------------------------------------------------ accumulate_only
+
+OUTPUTS = """
+function loss(err!, x: f64[:])
+    for i = 0:length(x) - 1
+        err! += x[i] * x[i]
+    end
+end
+
+function outer(err!, x: f64[:])
+    loss(err!, x)
+end
+
+function unused(err!, x, spare)
+    err! -= x
+end
+
+function reads_only(x)
+    t ← x
+    t → x
+end
+
+function read_and_added(a!, b!)
+    a! += b!
+    b! += 1.0
+end
+
+function swapped(a!, b!)
+    SWAP(a!, b!)
+end
+
+function loud(err!, x)
+    err! += x
+    @safe print("x", x)
+end
+"""
+
+
+@pytest.mark.parametrize("name, types, expected", [
+    ("loss", ("f64", VEC), frozenset({0})),
+    ("outer", ("f64", VEC), frozenset({0})),            # through a call
+    ("unused", ("f64", "f64", "f64"), frozenset({0})),
+    ("reads_only", ("f64",), frozenset()),
+    ("read_and_added", ("f64", "f64"), None),            # b! is read and added to
+    ("swapped", ("f64", "f64"), None),
+    ("loud", ("f64", "f64"), None),                     # output would be missing
+])
+def test_accumulate_only_finds_the_parameters_only_added_to(name, types, expected):
+    unit = loads_unit(textwrap.dedent(OUTPUTS), "outputs.rev")
+    check(unit)
+    assert accumulate_only(lower(unit, name, types, False, False)) == expected

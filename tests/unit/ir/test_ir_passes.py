@@ -1,0 +1,290 @@
+"""The IR passes (rlang/ir/zeros.py, rlang/ir/prune.py, rlang/ir/passes.py), on IR
+built from the dataclasses of rlang/ir/nodes.py.
+
+- `drop_zero_updates` (Note [Known zeros]) drops `+=`/`-=` of values known zero and
+  seed branches whose seeds are known zero, keeps what can fail a check, and follows
+  writes through loops and branches;
+- `prune_module` (Note [Dead uncomputation]) drops quiet statements whose only effect
+  is on ancillas freed unchecked, and keeps checks, output, loops that might not
+  end, calls that are not quiet and whatever a parameter or `main`'s store sees;
+- `run_passes` runs `PASSES` ("zeros", "prune", "guards") in that order, each on the
+  previous one's result.
+
+A pass returns the module itself when it changes nothing.  The seed-guard pass and
+the accumulate-only analysis are tested in test_ir_guards_and_outputs.py.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rlang.ir import nodes as ir
+from rlang.ir.guards import selects_outside_gathers, when_nonzero
+from rlang.ir.passes import PASSES, Pass, run_passes
+from rlang.ir.prune import prune_module
+from rlang.ir.zeros import drop_zero_updates
+
+from ir_builders import (IVEC, VEC, a_site, add, body_of, count, f64, function, module_of,
+                         param, read, times)
+
+
+# ---------------------------------------------------------------- known zeros
+
+def test_adding_a_zero_constant_is_dropped():
+    y = param("y")
+    keep = add(y, f64(1.5))
+    module = module_of(function([add(y, f64(0.0)), add(y, ir.Unary("-", f64(0.0), "f64"), "-="),
+                                 keep], [y]))
+    assert body_of(drop_zero_updates(module)) == (keep,)
+
+
+def test_nothing_known_zero_gives_back_the_same_module():
+    y, x = param("y"), param("x")
+    module = module_of(function([add(y, read(x)), add(y, f64(2.0))], [y, x]))
+    assert drop_zero_updates(module) is module
+
+
+def test_only_changed_functions_are_rebuilt():
+    y = param("y")
+    plain = function([add(y, f64(1.0))], [y], symbol="g")
+    zeroed = function([add(y, f64(0.0))], [y], symbol="f")
+    module = module_of(zeroed, plain)
+    new = drop_zero_updates(module)
+    assert new is not module and new.sites is module.sites and new.entry == "f"
+    assert new.functions["g"] is plain and body_of(new) == ()
+    assert module.functions["f"].body == zeroed.body        # the input is not changed
+
+
+def test_reads_of_a_zero_ancilla_are_zero_until_it_is_written():
+    y, x, g = param("y"), param("x"), ir.Var("g", "f64")
+    later = add(y, read(g))
+    body = [ir.Alloc(g, f64(0.0)),
+            add(y, read(g)),                    # dropped: g is 0
+            add(y, times(read(g), f64(0.5))),   # a zero seed scaled by a constant
+            add(y, ir.Unary("-", read(g), "f64"), "-="),
+            add(g, read(x)),                    # now g is unknown
+            later,
+            ir.Dealloc(g, None, None)]
+    new = body_of(drop_zero_updates(module_of(function(body, [y, x]))))
+    assert new == (body[0], body[4], later, body[6])
+
+
+def test_a_product_with_an_unknown_factor_is_not_zero():
+    y, x, g = param("y"), param("x"), ir.Var("g", "f64")
+    kept = add(y, times(read(g), read(x)))      # x may be infinite: 0 * inf is nan
+    body = [ir.Alloc(g, f64(0.0)), kept, ir.Dealloc(g, None, None)]
+    module = module_of(function(body, [y, x]))
+    assert drop_zero_updates(module) is module
+
+
+def test_integer_zeros_are_not_dropped():
+    n = param("n", "i64")
+    module = module_of(function([add(n, ir.Const(0, "i64"))], [n]))
+    assert drop_zero_updates(module) is module
+
+
+def test_an_update_that_can_fail_a_check_is_kept():
+    a, y = param("a", VEC), param("y")
+    module = module_of(function([], [a, y]))
+    place = ir.ElemPlace(a, (ir.Const(7, "i64"),), a_site(module, "bounds"))
+    module.functions["f"] = function([ir.Update(place, "+=", f64(0.0)),
+                                      add(y, f64(0.0))], [a, y])
+    assert body_of(drop_zero_updates(module)) == (ir.Update(place, "+=", f64(0.0)),)
+
+
+def test_a_zeros_array_reads_zero_but_an_integer_one_does_not_count():
+    y, n = param("y"), param("n", "i64")
+    z = ir.Var("z", VEC)
+    k = ir.Var("k", IVEC)
+    zero_elem = ir.Load(z, (ir.Const(0, "i64"),), None)
+    body = [ir.Alloc(z, None, (read(n),)), ir.Alloc(k, None, (read(n),)),
+            add(y, zero_elem),
+            ir.Update(ir.ElemPlace(k, (ir.Const(0, "i64"),), None), "+=", ir.Const(0, "i64")),
+            ir.Dealloc(k, None, None), ir.Dealloc(z, None, None)]
+    new = body_of(drop_zero_updates(module_of(function(body, [y, n]))))
+    assert [type(s).__name__ for s in new] == ["Alloc", "Alloc", "Update", "Dealloc", "Dealloc"]
+    assert new[2].target.var is k
+
+
+def test_guarded_products_and_seed_branches_of_zero_seeds_are_dropped():
+    y, x, seed, other = param("y"), param("x"), ir.Var("seed", "f64"), param("o")
+    guarded = add(y, ir.Guarded((read(seed),), times(read(seed), read(x))))
+    live_guard = add(y, ir.Guarded((read(other),), times(read(other), read(x))))
+    (branch,) = when_nonzero((read(seed),), [add(x, times(read(seed), read(y)))])
+    body = [ir.Alloc(seed, f64(0.0)), guarded, branch, live_guard, ir.Dealloc(seed, None, None)]
+    new = body_of(drop_zero_updates(module_of(function(body, [y, x, other]))))
+    assert new == (body[0], live_guard, body[4])
+
+
+def test_a_loop_body_starts_from_what_every_pass_leaves_zero():
+    """`y += g` runs before `g += x` in the body: zero on the first pass only."""
+    y, x, g, i = param("y"), param("x"), ir.Var("g", "f64"), ir.Var("i", "i64")
+    loop = ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(3, "i64"),
+                  (add(y, read(g)), add(g, read(x))), None, 0)
+    after = add(y, read(g))
+    module = module_of(function([ir.Alloc(g, f64(0.0)), loop, after], [y, x]))
+    assert body_of(drop_zero_updates(module)) == body_of(module)
+    quiet = ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(3, "i64"),
+                   (add(y, read(g)),), None, 0)
+    new = body_of(drop_zero_updates(module_of(function([ir.Alloc(g, f64(0.0)), quiet, after],
+                                                       [y, x]))))
+    assert new[1].body == () and new[2:] == ()
+
+
+def test_after_an_if_only_what_every_branch_leaves_zero_is_zero():
+    y, x, g, c = param("y"), param("x"), ir.Var("g", "f64"), param("c", "bool")
+
+    def program(then):
+        branch = ir.If((ir.Branch(read(c), None, tuple(then)),), (add(y, f64(1.0)),), None)
+        return module_of(function([ir.Alloc(g, f64(0.0)), branch, add(y, read(g))],
+                                  [y, x, c]))
+
+    writes = program([add(g, read(x))])
+    assert body_of(drop_zero_updates(writes)) == body_of(writes)
+    reads = program([add(y, read(x))])
+    assert len(body_of(drop_zero_updates(reads))) == 2
+
+
+# ------------------------------------------------------------- dead code
+
+def uncomputation(dealloc_site=None, uncompute_value=None):
+    """t ← 0; t += x·x; y += t; t -= (x·x | uncompute_value); t → 0."""
+    y, x, t = param("y"), param("x"), ir.Var("t", "f64")
+    square = times(read(x), read(x))
+    body = [ir.Alloc(t, f64(0.0)), add(t, square), add(y, read(t)),
+            add(t, square if uncompute_value is None else uncompute_value, "-="),
+            ir.Dealloc(t, f64(0.0), dealloc_site)]
+    return body, [y, x]
+
+
+def test_an_uncomputation_freed_unchecked_is_dropped():
+    body, params = uncomputation()
+    new = body_of(prune_module(module_of(function(body, params))))
+    assert new == (body[0], body[1], body[2], body[4])
+
+
+def test_an_uncomputation_freed_checked_is_kept():
+    body, params = uncomputation(dealloc_site=0)
+    module = module_of(function(body, params), sites=[ir.Site("dealloc", None, "f", False)])
+    assert prune_module(module) is module
+
+
+def test_an_uncomputation_that_can_fail_a_bounds_check_is_kept():
+    a = param("a", VEC)
+    checked = ir.Load(a, (ir.Const(5, "i64"),), 0)
+    body, params = uncomputation(uncompute_value=checked)
+    module = module_of(function(body, params + [a]), sites=[ir.Site("bounds", None, "f", False)])
+    assert prune_module(module) is module
+    body, params = uncomputation(uncompute_value=ir.Load(a, (ir.Const(5, "i64"),), None))
+    assert len(body_of(prune_module(module_of(function(body, params + [a]))))) == 4
+
+
+def test_writes_to_parameters_and_to_mains_store_are_live():
+    x, t = param("x"), ir.Var("t", "f64")
+    body = [ir.Alloc(t, f64(0.0)), add(t, read(x)), add(x, f64(1.0))]
+    store = module_of(function(body, [x], results=[t]))
+    assert prune_module(store) is store
+    lost = body_of(prune_module(module_of(function(body, [x]))))
+    assert lost == (body[0], body[2])           # t is never seen again
+
+
+def test_calls_are_dropped_only_when_the_callee_is_quiet():
+    y, x, t = param("y"), param("x"), ir.Var("t", "f64")
+    inner_v = param("v")
+    quiet = function([add(inner_v, f64(1.0))], [inner_v], symbol="bump", written=[0])
+    loud = function([add(inner_v, f64(1.0)),
+                     ir.Print("print", (("v", read(inner_v)),), 1)],
+                    [inner_v], symbol="shout", written=[0])
+    sites = [ir.Site("call", None, "f", False), ir.Site("print", None, "shout", False)]
+
+    def caller(callee):
+        return function([ir.Alloc(t, f64(0.0)), add(y, read(x)),
+                         ir.Call(callee, (ir.VarPlace(t),), 0),
+                         ir.Dealloc(t, f64(0.0), None)], [y, x])
+
+    dropped = prune_module(module_of(caller("bump"), quiet, loud, sites=sites))
+    assert [type(s).__name__ for s in body_of(dropped)] == ["Alloc", "Update", "Dealloc"]
+    kept = module_of(caller("shout"), quiet, loud, sites=sites)
+    assert prune_module(kept) is kept
+
+
+def test_loops_that_might_not_end_are_kept():
+    y, x, t = param("y"), param("x"), ir.Var("t", "f64")
+    spin = ir.While(ir.Compare("<", read(t), f64(1.0)), ir.Compare(">", read(t), f64(0.0)),
+                    (add(t, read(x)),), None)
+    body = [ir.Alloc(t, f64(0.0)), add(y, read(x)), spin, ir.Dealloc(t, f64(0.0), None)]
+    module = module_of(function(body, [y, x]))
+    assert prune_module(module) is module
+
+
+def test_a_dead_for_loop_with_a_constant_step_is_dropped_whole():
+    y, x, t, i, n = param("y"), param("x"), ir.Var("t", "f64"), ir.Var("i", "i64"), \
+        param("n", "i64")
+
+    def program(step):
+        loop = ir.For(i, ir.Const(0, "i64"), step, read(n), (add(t, read(x)),), None, 0)
+        return module_of(function([ir.Alloc(t, f64(0.0)), add(y, read(x)), loop,
+                                   ir.Dealloc(t, f64(0.0), None)], [y, x, n]))
+
+    assert count(prune_module(program(ir.Const(1, "i64"))), ir.For) == 0
+    variable = body_of(prune_module(program(read(n))))   # a zero step is an error
+    assert isinstance(variable[2], ir.For) and variable[2].body == ()   # kept, emptied
+
+
+@pytest.mark.parametrize("construct", ["for", "if"])
+def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
+    y, x, i, c = param("y"), param("x"), ir.Var("i", "i64"), param("c", "bool")
+    inner = (add(y, read(x)),)
+    stmt = ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(3, "i64"), inner,
+                  None, 0) if construct == "for" else \
+        ir.If((ir.Branch(read(c), None, inner),), (), None)
+    module = module_of(function([stmt], [y, x, c]))
+    assert drop_zero_updates(module) is module
+
+
+# -------------------------------------------------------------- the pass list
+
+def test_the_passes_run_in_the_documented_order():
+    assert [p.name for p in PASSES] == ["zeros", "prune", "guards"]
+    assert [p.run for p in PASSES] == [drop_zero_updates, prune_module,
+                                       selects_outside_gathers]
+    for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py")):
+        assert step.note.startswith("Note [") and step.note.endswith("rlang/ir/" + file)
+
+
+def test_run_passes_feeds_each_pass_the_previous_result():
+    seen = []
+
+    def step(name):
+        def run(module):
+            seen.append((name, module.entry))
+            return ir.Module(module.entry + name, module.functions, module.sites)
+        return Pass(name, run, "")
+
+    result = run_passes(module_of(function([], [])), (step("a"), step("b")))
+    assert seen == [("a", "f"), ("b", "fa")] and result.entry == "fab"
+
+
+def test_a_clean_module_passes_through_unchanged():
+    y, x = param("y"), param("x")
+    module = module_of(function([add(y, times(read(x), read(x)))], [y, x]))
+    assert run_passes(module) is module
+    assert run_passes(module, ()) is module
+
+
+def test_zeros_before_prune_leaves_more_dead_code():
+    """A guarded product of a zero seed is all that reads t: once it is gone, so is
+    the computation of t; in the other order t is still live when prune runs."""
+    y, x = param("y"), param("x")
+    g, t = ir.Var("g", "f64"), ir.Var("t", "f64")
+    body = [ir.Alloc(g, f64(0.0)), ir.Alloc(t, f64(0.0)), add(t, times(read(x), read(x))),
+            add(y, ir.Guarded((read(g),), times(read(g), read(t)))),
+            ir.Dealloc(t, None, None), ir.Dealloc(g, None, None)]
+    module = module_of(function(body, [y, x]))
+    ran = body_of(run_passes(module))
+    assert ran == (body[0], body[1], body[4], body[5])
+    backward = body_of(drop_zero_updates(prune_module(module)))
+    assert backward == (body[0], body[1], body[2], body[4], body[5])
+    by_hand = module
+    for step in PASSES:
+        by_hand = step.run(by_hand)
+    assert body_of(by_hand) == ran
