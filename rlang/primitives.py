@@ -411,5 +411,34 @@ INSTRUCTION_TABLE: dict[str, Instruction] = {i.name: i for i in [
                 None, "moves"),
 ]}
 
+# ----------------------------------------------------------------- update operators
+
+@dataclass(frozen=True)
+class UpdateOperator:
+    """An update statement's operator, `target op= value`, stated once: its inverse;
+    `combines`, how the new target is made ("add", "subtract", "xor"; `*=` and `/=`
+    are reversible on ulog only, where they add and subtract logarithms); and the
+    gradient pass's rule (Note [Adjoints of executed statements],
+    ad/gradient_interpreter.py): where the pass runs the operator (the forward ran
+    its inverse), the value's leaves receive `seed_sign` times the target's
+    gradient (divided by the value where `log_space` and the value is not a ulog);
+    `differentiable` False: no gradient moves (`^=`, on integers and bools)."""
+
+    op: str
+    inverse: str
+    combines: str
+    seed_sign: float
+    differentiable: bool = True
+    log_space: bool = False
+
+
+UPDATE_TABLE: dict[str, UpdateOperator] = {u.op: u for u in [
+    UpdateOperator("+=", "-=", "add", -1.0),
+    UpdateOperator("-=", "+=", "subtract", 1.0),
+    UpdateOperator("*=", "/=", "add", -1.0, log_space=True),
+    UpdateOperator("/=", "*=", "subtract", 1.0, log_space=True),
+    UpdateOperator("^=", "^=", "xor", 0.0, differentiable=False),
+]}
+
 #: Names that are statements of `@safe`.
 SAFE_FUNCTIONS = ("print", "show", "assert")

@@ -38,7 +38,7 @@ import math
 
 from ..ir import nodes as ir
 from ..ir.guards import when_nonzero
-from ..primitives import INSTRUCTION_TABLE
+from ..primitives import INSTRUCTION_TABLE, UPDATE_TABLE
 from .ir_numbers import IRNumber
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
@@ -108,12 +108,14 @@ class AdjointFunction(ShadowFunction):
         """Executed `y -= e` (forward `y += e`): y -= e; g_v += g_y · ∂e/∂v.
         Executed `y += e`: the same with -g_y."""
         gradient = self.shadow_place(stmt.target)
-        if gradient is None or stmt.op == "^=":
+        rule = UPDATE_TABLE[stmt.op]
+        if gradient is None or not rule.differentiable:
             return [stmt]
         allocs, temps, values = [], [], {}
         value = self.materialise(stmt.value, allocs, temps, values)
         g = place_value(gradient)
-        seed, seed_alloc = self.temp(g if stmt.op == "-=" else ir.Unary("-", g, "f64"), "seed")
+        seed, seed_alloc = self.temp(g if rule.seed_sign > 0 else ir.Unary("-", g, "f64"),
+                                     "seed")
         chain = self.backprop(stmt.value, ir.Read(seed), values, guarded=False)
         return allocs + [ir.Update(stmt.target, stmt.op, value, stmt.alias_checks),
                          seed_alloc] + when_nonzero((ir.Read(seed),), chain) + \

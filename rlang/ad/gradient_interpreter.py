@@ -45,7 +45,7 @@ from .gvar import Gradients, backprop, carries_gradient
 from ..interp.interpreter import Interpreter
 from ..numbers import ULog
 from ..interp.instructions import PLAIN, apply_rule, same_kind
-from ..primitives import INSTRUCTION_TABLE
+from ..primitives import INSTRUCTION_TABLE, UPDATE_TABLE
 from ..values import Stack, conform, type_name, zero_of
 
 
@@ -155,15 +155,15 @@ class GradInterpreter(Interpreter):
         memo = {}
         rhs = self.update_value(stmt, ref, old, env, memo)
         self.set_value(ref, ops.accumulate(stmt.op, old, rhs, stmt.span, ref))
-        if stmt.op == "^=":
+        rule = UPDATE_TABLE[stmt.op]
+        if not rule.differentiable:
             return
         grad = self.grad_of(ref)
         if is_zero(grad):
             return
-        sign = 1.0 if stmt.op in ("-=", "/=") else -1.0     # executed inverse of += / *=
-        if stmt.op in ("*=", "/=") and type(rhs) is not ULog:
+        if rule.log_space and type(rhs) is not ULog:
             grad = grad / float(rhs)    # log-space: ℓ ± log r, ∂/∂r = 1/r
-        backprop(ev, stmt.value, env, sign * grad, self, memo)
+        backprop(ev, stmt.value, env, rule.seed_sign * grad, self, memo)
 
     # ------------------------------------------------------------ instructions
     def _instr_adjoint(self, stmt: ast.Instr, env):

@@ -21,7 +21,7 @@ number is zero only when both its parts are (`dual.is_zero`).
 from __future__ import annotations
 
 from ..ir import nodes as ir
-from ..primitives import INSTRUCTION_TABLE
+from ..primitives import INSTRUCTION_TABLE, UPDATE_TABLE
 from .ir_numbers import IR_VOCABULARY, IRDual, IRNumber
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import FLOATS, as_f64, partials
@@ -125,7 +125,7 @@ class TangentFunction(ShadowFunction):
 
     def _update(self, stmt: ir.Update) -> list:
         shadow = self.shadow_place(stmt.target)
-        tangent = None if shadow is None or stmt.op == "^=" else \
+        tangent = None if shadow is None or not UPDATE_TABLE[stmt.op].differentiable else \
             self.tangent(ir.unchecked(stmt.value))
         if tangent is None:
             return [stmt]

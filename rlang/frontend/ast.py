@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..primitives import UPDATE_TABLE
 from ..span import NO_SPAN, Span
 
 
@@ -162,8 +163,8 @@ def view_root(expr) -> Name | None:
 
 # ---------------------------------------------------------------------- statements
 
-#: Update operators and their inverses.
-UPDATE_OPS = {"+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "^=": "^="}
+#: Update operators and their inverses (the registry's, rlang/primitives.py).
+UPDATE_OPS = {op: rule.inverse for op, rule in UPDATE_TABLE.items()}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ against each other by running every instruction on every backend.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +148,45 @@ def test_every_builtin_has_code_on_each_backend():
     assert sorted(int_preserving - set(INT_BUILTINS)) == []
     device = pytest.importorskip("rlang.backends.cuda.device")
     assert [n for n in BUILTINS if not callable(getattr(device, "b_" + n, None))] == []
+
+
+# ------------------------------------------------------------------ update operators
+
+def test_every_update_operator_of_the_grammar_is_in_the_registry():
+    from rlang.frontend import ast
+    from rlang.primitives import UPDATE_TABLE
+
+    grammar = (Path(rlang.__file__).resolve().parents[1] / "grammar" / "rev.lark").read_text()
+    written = {op for op in ("+=", "-=", "*=", "/=", "^=") if f'"{op}"' in grammar
+               or op in grammar}
+    assert written == set(UPDATE_TABLE)
+    assert ast.UPDATE_OPS == {op: rule.inverse for op, rule in UPDATE_TABLE.items()}
+
+
+@pytest.mark.parametrize("op", ["+=", "-=", "*=", "/=", "^="])
+def test_an_update_operator_and_its_inverse_mirror_each_other(op):
+    from rlang.primitives import UPDATE_TABLE
+
+    rule = UPDATE_TABLE[op]
+    inverse = UPDATE_TABLE[rule.inverse]
+    assert inverse.inverse == op
+    assert inverse.seed_sign == -rule.seed_sign
+    assert (inverse.differentiable, inverse.log_space) == (rule.differentiable, rule.log_space)
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+@pytest.mark.parametrize("op, start", [("+=", 0.25), ("-=", 0.25), ("*=", "ulog"),
+                                       ("/=", "ulog")])
+def test_the_gradient_rule_of_an_update_matches_finite_differences(op, start, backend):
+    # the seed sign and the log-space division of the registry, on both AD drivers:
+    # one update of the loss itself, so that no second sign can cancel a wrong one
+    source = f"""
+function f!(y!, x)
+    y! {op} x * x + 1.0
+end
+"""
+    m = rlang.loads(source, backend=backend)
+    y = rlang.ULog(0.5) if start == "ulog" else start
+    rlang.check_grad(m["f!"], [y, 0.7], "y!")
+    if backend == "llvm":
+        assert m.compiled is not None

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 
 from ...ir import nodes as ir
 from ...ir.passes import run_passes
+from ...primitives import UPDATE_TABLE
 from .instructions import write_instr
 from ...errors import InternalError
 from ...types_rules import BackendUnsupported
@@ -346,18 +347,20 @@ class FunctionWriter(ExprWriter):
                     self.fail_if(f"not (0 <= {i} < {extent})", target.site + k, [i, extent])
         value = self.value(stmt.value, "v")
         t = ir.representation(target.type)     # a ulog's logarithm goes up or down
-        if self.shared(target.var) and stmt.op in ("+=", "-="):
-            self.atomic_add(target, indices, value if stmt.op == "+=" else f"(-{value})")
+        combines = UPDATE_TABLE[stmt.op].combines      # the IR has += -= ^= only
+        if self.shared(target.var) and combines != "xor":
+            self.atomic_add(target, indices, value if combines == "add" else f"(-{value})")
             return
         old = self.place_text(target, indices)
-        if stmt.op == "^=":
+        sign = "+" if combines == "add" else "-"
+        if combines == "xor":
             new = f"w32({old} ^ {value})" if t == "i32" else f"({old} ^ {value})"
         elif t == "f64":
-            new = f"({old} {stmt.op[0]} {value})"
+            new = f"({old} {sign} {value})"
         elif t == "f32":
-            new = f"r32(f64({old}) {stmt.op[0]} f64({value}))"
+            new = f"r32(f64({old}) {sign} f64({value}))"
         else:
-            new = self.wrap(f"({old} {stmt.op[0]} {value})", t)
+            new = self.wrap(f"({old} {sign} {value})", t)
         self.store(target, indices, new)
 
     def _instr(self, stmt: ir.Instr) -> None:

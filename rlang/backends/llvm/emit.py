@@ -18,6 +18,7 @@ from llvmlite import ir as ll
 
 from ...ir import nodes as ir
 from ...ir.passes import run_passes
+from ...primitives import UPDATE_TABLE
 from .. import abi
 from .expr import ExprEmitter, counted_loop
 from .instructions import emit_instr
@@ -349,14 +350,15 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         old = self.from_storage(self.builder.load(pointer), target.type)
         value = self.expr(stmt.value)
         t = ir.representation(target.type)     # a ulog's logarithm goes up or down
-        if stmt.op == "^=":
+        combines = UPDATE_TABLE[stmt.op].combines      # the IR has += -= ^= only
+        if combines == "xor":
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
             flags = ("reassoc",) if stmt.reassociable else ()
-            new = self.builder.fadd(old, value, flags=flags) if stmt.op == "+=" else \
+            new = self.builder.fadd(old, value, flags=flags) if combines == "add" else \
                 self.builder.fsub(old, value)
         else:
-            new = self.builder.add(old, value) if stmt.op == "+=" else \
+            new = self.builder.add(old, value) if combines == "add" else \
                 self.builder.sub(old, value)
         self.builder.store(self.to_storage(new, t), pointer)
 
