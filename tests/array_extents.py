@@ -1,5 +1,5 @@
 """Programs whose array extents are wrong or too large, shared by the llvm
-(tests/backends/test_llvm_array_extents.py) and cuda (tests/cuda/test_systems.py)
+(tests/backends/llvm/test_llvm_array_extents.py) and cuda (tests/backends/cuda/test_systems.py)
 agreement tests: every case must end as the interpreter's does, with its error.
 
 - `a → e` compares shapes too: a literal or zeros(T, n…) of another shape fails the

@@ -1,4 +1,4 @@
-"""The comparisons of two backends shared by tests/backends (llvm) and tests/cuda.
+"""The comparisons of two backends shared by tests/backends/llvm and tests/backends/cuda.
 
 Gradients: None where the interpreter has none, else the same shape and values within
 RTOL, or a caller's wider `rtol` (relative to the largest entry, so near-zero entries compare absolutely);

@@ -2,7 +2,7 @@
 
 fixed, ulog and complex numbers in host code — arithmetic, conversions, arrays,
 `@safe` output, errors, gradients — and the comparisons and runners that
-tests/backends/test_llvm_number_systems.py and tests/cuda/test_systems.py share:
+tests/backends/llvm/test_llvm_number_systems.py and tests/backends/cuda/test_systems.py share:
 `run_both(source, name, args, inverse, backend)` and `run_main_both(source,
 backend)` give the interpreter's results, then the backend's; `same` and `close`
 compare them (ulog logarithms, floats and complex parts within 1e-12).  For generated

@@ -1,7 +1,7 @@
 """Programs that fail with a runtime error whatever invcheck says (Note [Checks invcheck
 does not turn off], rlang/lower/statements.py), and `runtime_errors`, which runs one on the
-interpreter and on a compiled backend: tests/backends/test_llvm_errors_without_invcheck.py
-and tests/cuda/test_cuda_errors_without_invcheck.py."""
+interpreter and on a compiled backend: tests/backends/llvm/test_llvm_errors_without_invcheck.py
+and tests/backends/cuda/test_cuda_errors_without_invcheck.py."""
 from __future__ import annotations
 
 import numpy as np

@@ -10,7 +10,7 @@ llvm/cuda and cuda/JAX.  --check compares the three results first.  Without JAX
 the JAX column is skipped ("-"), with a note.
 
 --smoke runs toy sizes once, with --check, so that it finishes in seconds under
-Numba's simulator (NUMBA_ENABLE_CUDASIM=1, no GPU): tests/cuda/test_benchmark.py
+Numba's simulator (NUMBA_ENABLE_CUDASIM=1, no GPU): tests/backends/cuda/test_benchmark.py
 runs it that way, so the script cannot rot while no GPU is at hand.
 
 - BA: the Jacobian of the reprojection residuals, ADBench's smallest size

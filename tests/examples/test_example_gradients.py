@@ -33,7 +33,7 @@ INTEGER_EXAMPLES = {"fibonacci", "factor", "perm_to_code", "rle", "sqrt"}
 
 
 #: Examples the llvm backend does not compile yet (tests/backends/
-#: test_llvm_differential.py checks that it refuses them); they run on the
+#: llvm/test_llvm_differential.py checks that it refuses them); they run on the
 #: interpreter under both parametrisations.
 LLVM_NOT_YET: set = set()
 

@@ -101,7 +101,7 @@ lb = li32 = li64 = lf32 = lf64 = _same
 # a rounding modifier are treated conservatively).  f32 products are f64 products
 # rounded once (r32), so they need nothing else.  Helpers that multiply and whose
 # result an add may follow (b_abs2) use fmul too; fixed products are integer
-# arithmetic.  tests/cuda/test_ptx_and_cli.py checks the PTX.
+# arithmetic.  tests/backends/cuda/test_ptx_and_cli.py checks the PTX.
 
 def fmul(x, y):
     """x * y rounded on its own (Note [No fused multiply-add]); `dmul_rn` is bound by

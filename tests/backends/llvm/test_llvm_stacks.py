@@ -28,7 +28,7 @@ from rlang.values import Stack
 
 from gradient_agreement import assert_same_error, assert_same_gradients
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GOLDEN = REPO / "tests" / "golden"
 
 #: Per element type: a value, an update that changes a zero view, another value.

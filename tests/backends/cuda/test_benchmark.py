@@ -13,7 +13,7 @@ import pytest
 
 from agreement import KERNELS
 
-REPO = KERNELS.parents[3]
+REPO = KERNELS.parents[4]
 SCRIPT = REPO / "benchmarks" / "gpu" / "run.py"
 
 

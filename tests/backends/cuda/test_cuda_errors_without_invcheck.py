@@ -1,6 +1,6 @@
 """The cuda backend raises the interpreter's runtime errors with invcheck off too
 (Note [Checks invcheck does not turn off], rlang/lower/statements.py; the llvm side:
-tests/backends/test_llvm_errors_without_invcheck.py)."""
+tests/backends/llvm/test_llvm_errors_without_invcheck.py)."""
 from __future__ import annotations
 
 import pytest

@@ -25,7 +25,7 @@ import rlang
 
 from agreement import assert_same_gradients, copy, gpu_rtol, magnitude, same
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 from test_gradients import expressions, indent  # noqa: E402
 
 HELPERS = """

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import rlang
 from rlang.primitives import BUILTINS, OPERATOR_PARTIALS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 from test_gradients import LENGTH, LOSSES, programs  # noqa: E402
 from gradient_agreement import assert_same_gradients  # noqa: E402
 

@@ -4,7 +4,7 @@
 - host code runs the programs the llvm backend is compared on (tests/
   number_systems.py): arithmetic, conversions, arrays, `@safe` output, errors and
   gradients;
-- kernels and the device functions they call (tests/cuda/programs/systems.rev):
+- kernels and the device functions they call (tests/backends/cuda/programs/systems.rev):
   forward, inverse and gradients — fixed results bit for bit, ulog logarithms and
   complex parts within 1e-12 — including the gradients of fixed, ulog and complex
   values that every iteration reads (atomic adds; a complex one part by part);

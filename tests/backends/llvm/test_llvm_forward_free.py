@@ -19,7 +19,7 @@ from rlang.lower.statements import lower, type_of_value
 from gradient_agreement import assert_same_error, assert_same_gradients
 from test_llvm_gradients import float_programs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WORKLOADS = REPO / "benchmarks" / "llvm" / "workloads.rev"
 
 SOURCE = """

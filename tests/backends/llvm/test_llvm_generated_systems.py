@@ -33,7 +33,7 @@ from rlang.numbers import ULog
 from gradient_agreement import assert_same_gradients
 from number_systems import agree, magnitude
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 from systems import CPLX, CPLXS, F64, F64S, FIXED, FIXEDS, ULOG, ULOGS, system_cases  # noqa
 from test_llvm_gradients import assert_same_matrix  # noqa: E402
 

@@ -26,14 +26,14 @@ from rlang.types_rules import BackendUnsupported
 
 from agreement import assert_same_error, copy, kernel_error, same
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 from array_extents import CASES as EXTENT_CASES, COMPILED_MESSAGES as EXTENT_MESSAGES, \
     PROGRAM as EXTENTS  # noqa: E402
 from generators import cases  # noqa: E402
 from number_systems import agree, magnitude  # noqa: E402
 from systems import system_cases  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
 
 FAILING = '''

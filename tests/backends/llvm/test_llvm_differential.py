@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 import rlang
 from rlang.types_rules import BackendUnsupported
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 from generators import cases  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((REPO / "examples").glob("*.rev"))
 
 #: Examples the llvm backend does not compile yet, and the construct it names.

@@ -1,6 +1,6 @@
 """Kernels agree with the interpreter (issue #6): forward, inverse and gradient.
 
-Each function of tests/cuda/programs/kernels.rev runs on the cuda backend (its
+Each function of tests/backends/cuda/programs/kernels.rev runs on the cuda backend (its
 `@parallel for` loops as kernels, under Numba's simulator in CI) and on the
 interpreter: the same new arguments forward and backward, the inverse gives the
 inputs back, and `rlang.gradient` agrees within 1e-12 — including gradients of

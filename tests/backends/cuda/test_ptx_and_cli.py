@@ -16,7 +16,7 @@ import pytest
 
 from agreement import KERNELS
 
-REPO = KERNELS.parents[3]
+REPO = KERNELS.parents[4]
 
 
 def rlang_cli(*args, simulator: bool, prelude: str = ""):
