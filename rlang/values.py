@@ -244,10 +244,31 @@ def from_host(value):
     if isinstance(value, int):          # an int subclass other than ours
         return int(value) if I64_MIN <= value <= I64_MAX else None
     if isinstance(value, np.ndarray):
+        if not is_host_array(value):
+            return None                 # np.matrix, masked arrays, … (Note [Host arrays])
+        if value.ndim == 0 and type(value) is np.ndarray:
+            return from_host(value[()])     # a 0-d array is a scalar (LANGUAGE.md §13)
         return value if array_scalar(value) is not None else None
     if isinstance(value, (list, tuple, Stack)):
         return value
     return None
+
+
+# Note [Host arrays]
+# ~~~~~~~~~~~~~~~~~~
+# Arrays from Python are taken as NumPy lays them out: plain ndarrays, memory maps, and
+# rlang's FixedArray / ULogArray.  Other subclasses are refused, not converted: an
+# np.matrix indexes to 2-d matrices forever (it hung the interpreter's formatting and,
+# with the deep-stack recursion limit, crashed the process) and a masked array's mask
+# would be dropped without a word; `np.asarray(…)` says what the caller means.  String
+# and object arrays have no rev element type and are refused too.  A 0-d array is the
+# scalar it holds.
+_HOST_ARRAY_CLASSES = (FixedArray, ULogArray, np.memmap)
+
+
+def is_host_array(value) -> bool:
+    """An array taken from Python as it is (Note [Host arrays])."""
+    return type(value) is np.ndarray or isinstance(value, _HOST_ARRAY_CLASSES)
 
 
 #: (declared, given) pairs a value from outside may be converted along.
@@ -403,13 +424,16 @@ def format_value(value) -> str:
     if isinstance(value, Stack):
         return "[" + ", ".join(format_value(x) for x in value.items) + "]"
     if isinstance(value, np.generic):
-        return format_value(from_numpy_scalar(value))
+        scalar = from_numpy_scalar(value)       # a string or object scalar stays one
+        return str(value) if isinstance(scalar, np.generic) else format_value(scalar)
     if isinstance(value, str):
         return value
     return str(value)
 
 
 def _format_array(array: np.ndarray) -> str:
+    if not isinstance(array, (FixedArray, ULogArray)):
+        array = np.asarray(array)       # a subclass (np.matrix) may index to itself
     if array.ndim == 0:
         return format_value(read_element(array, ()))
     if array.ndim == 1:

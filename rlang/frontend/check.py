@@ -45,6 +45,7 @@ from .invert import invert_body
 from .printer import format_expr as _src, format_type
 from ..span import NO_SPAN, Span
 from .unit import Unit
+from ..deep import run_deep
 
 _INTEGER_TYPES = ("i64", "i32", "bool")
 _SHAPE_READERS = ("length", "size")       # read only the shape of their first argument
@@ -63,7 +64,12 @@ def check(unit: Unit) -> None:
 
 
 def collect_errors(unit: Unit) -> list[CheckError]:
-    """Every static error of `unit`, in source order."""
+    """Every static error of `unit`, in source order (on the deep-stack worker: the
+    walks recurse as deep as the expressions nest)."""
+    return run_deep(_collect_errors, unit)
+
+
+def _collect_errors(unit: Unit) -> list[CheckError]:
     errors: list[CheckError] = []
     for kind, name, span in unit.redefinitions:
         errors.append(_redefinition(unit, kind, name, span))
@@ -368,7 +374,7 @@ def _check_written_indices(ctx: _Ctx, written: list) -> None:
     the write and so update another element."""
     roots = {view_root(view).id for view in written if view_root(view) is not None}
     for view in written:
-        for read in _index_reads(view):
+        for read in [v for index in _indices_of(view) for v in _read_views(index)]:
             root = view_root(read)
             if root is not None and root.id in roots:
                 ctx.error(f"an index of `{_src(view)}` reads `{root.id}`, which this "
@@ -582,28 +588,34 @@ def _children(expr) -> tuple:
     return ()
 
 
-def _read_views(expr):
+def _read_views(expr) -> list:
     """The views an expression reads (its maximal Name/Index/Field nodes, and those in
-    their index expressions); `length(a)`/`size(a, d)` read only the shape of `a`."""
-    if is_view(expr):
-        yield expr
-        yield from _index_reads(expr)
-    elif isinstance(expr, Call) and expr.func in _SHAPE_READERS and expr.args:
-        first = expr.args[0]
-        yield from _index_reads(first) if is_view(first) else _read_views(first)
-        for arg in expr.args[1:]:
-            yield from _read_views(arg)
-    else:
-        for child in _children(expr):
-            yield from _read_views(child)
+    their index expressions), in source order; `length(a)`/`size(a, d)` read only the
+    shape of `a`.  An explicit stack, not nested generators: time linear in the size
+    of the expression, and no Python recursion however deep it is."""
+    views, pending = [], [expr]
+    while pending:
+        node = pending.pop()
+        if is_view(node):
+            views.append(node)
+            inner = _indices_of(node)
+        elif isinstance(node, Call) and node.func in _SHAPE_READERS and node.args:
+            first = node.args[0]
+            inner = (_indices_of(first) if is_view(first) else [first]) + list(node.args[1:])
+        else:
+            inner = _children(node)
+        pending.extend(reversed(inner))
+    return views
 
 
-def _index_reads(view):
+def _indices_of(view) -> list:
+    """The index expressions of a view, outermost first."""
+    indices = []
     while isinstance(view, (Index, Field)):
         if isinstance(view, Index):
-            for index in view.indices:
-                yield from _read_views(index)
+            indices.extend(view.indices)
         view = view.base
+    return indices
 
 
 def _access_path(view) -> tuple[str, list]:

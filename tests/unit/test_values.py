@@ -167,3 +167,40 @@ def test_printed_arrays_read_back(items):
     array = np.array(items, dtype=np.int64)
     back = parse_argument(format_value(array), 1)    # nested lists: the parameter decides
     assert back == items and all(type(x) is int for x in back)
+
+
+# ------------------------------------------------------------ arrays from Python
+
+_HOST_ARGUMENT_CASES = '''
+import sys, numpy as np, rlang
+m = rlang.loads("function f(y!, x)\\n    y! += x\\nend\\n"
+                "function g(y!, x: f64[:])\\n    y! += x[0]\\nend\\n", backend=sys.argv[1])
+cases = {"matrix": np.matrix([[1.0, 2.0]]), "strings": np.array(["a", "b"]),
+         "masked": np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "zero-d": np.array(2.0)}
+for case, value in cases.items():
+    for fn in ("f", "g"):
+        try:
+            print(case, fn, m[fn](0.0, value))
+        except rlang.RlangError as error:
+            print(case, fn, "error:", str(error).splitlines()[0])
+'''
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_arrays_rlang_does_not_take_are_refused_not_a_hang_or_a_crash(backend):
+    # np.matrix indexed to itself in the formatter (a hang on the interpreter, a
+    # segfault under the deep-stack recursion limit on llvm); string arrays recursed
+    # in format_value (Note [Host arrays])
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _HOST_ARGUMENT_CASES, backend],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-1500:]
+    lines = dict((" ".join(line.split()[:2]), line) for line in done.stdout.splitlines())
+    for case in ("matrix", "strings", "masked"):
+        for fn in ("f", "g"):
+            assert "error: <string>" in lines[f"{case} {fn}"], lines[f"{case} {fn}"]
+    assert "got a numpy.matrix of [[1.0, 2.0]]" in lines["matrix g"]
+    assert "got a numpy.ma.MaskedArray of [1.0, 2.0]" in lines["masked g"]
+    assert lines["zero-d f"] == "zero-d f (2.0, 2.0)"          # a 0-d array is a scalar

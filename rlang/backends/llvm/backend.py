@@ -25,7 +25,8 @@ class LlvmFunctions(CompiledFunctions):
 
     def __init__(self, unit, invcheck: bool, interpreter):
         super().__init__(unit, invcheck, interpreter)
-        self._source_key = _unit_key(unit)
+        self._source_key = run_deep(_unit_key, unit)     # repr recurses as deep as
+        #                                                   the program's expressions
         self._modules: dict = {}
         # (name, inverse, argument signature) → (native module, symbol) for argument
         # kinds that earlier conformed to the parameters unchanged (see signature_of)
@@ -85,9 +86,10 @@ class LlvmFunctions(CompiledFunctions):
                 module = self.lowered(name, types, inverse)
                 return module, emit_module(module)
 
-            try:
+            try:        # lowering and emission recurse as deep as the expressions nest
                 native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
-                                        f"{self.invcheck}|{derivative}", build)
+                                        f"{self.invcheck}|{derivative}",
+                                        lambda: run_deep(build))
             except BackendUnsupported as error:
                 self._refused[key] = error
                 raise

@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from rlang.frontend import ast
 from rlang.frontend.check import check, collect_errors, written_params
 from rlang.errors import CheckError, CheckErrors
 from rlang.frontend.loader import loads_unit
@@ -511,3 +512,38 @@ def test_check_accepts_a_correct_program():
 def test_the_for_step_must_not_be_zero():
     assert one_error(body("for k = 1:0:3", "end")) == (
         2, 15, "the step of a `for` loop must not be zero")
+
+
+# ---------------------------------------------------------------- deep and long input
+
+def test_a_deep_expression_is_checked_and_run_without_crashing_the_process():
+    # 100,000 unary minus signs: the checker's walks and the llvm backend's cache key
+    # and lowering recurse that deep; they run on the deep-stack worker (a segfault of
+    # the whole process before)
+    import subprocess
+    import sys
+
+    code = ("import rlang\n"
+            "src = 'function f(x, y)\\n    x += ' + '-' * 100_000 + 'y\\nend\\n'\n"
+            "for backend in ('interp', None):\n"
+            "    print(rlang.loads(src, backend=backend).f(1.0, 2.0))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["(3.0, 2.0)", "(3.0, 2.0)"]
+
+
+def test_the_views_a_long_sum_reads_are_found_in_linear_work(monkeypatch):
+    from rlang.frontend import check as checker
+
+    calls = []
+    real = checker.is_view
+    monkeypatch.setattr(checker, "is_view", lambda node: calls.append(1) or real(node))
+    for n in (1_000, 4_000):
+        calls.clear()
+        expr = ast.Name("y")
+        for _ in range(n - 1):
+            expr = ast.Binary("+", expr, ast.Name("y"))
+        views = checker._read_views(expr)
+        assert len(views) == n and all(v == ast.Name("y") for v in views)
+        assert len(calls) <= 2 * n          # was a generator chain: O(n²) steps
