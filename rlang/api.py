@@ -21,7 +21,7 @@ import os
 
 from .frontend.check import check
 from .deep import run_deep
-from .errors import RlangError
+from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError
 from .interp.interpreter import Interpreter
 from .frontend.loader import load_unit, loads_unit
 from .types_rules import BackendUnsupported, CompiledTypeError
@@ -44,8 +44,12 @@ def load(path: str, backend: str | None = None, invcheck: bool = True) -> "Modul
 
 def loads(source: str, backend: str | None = None, invcheck: bool = True,
           file: str = "<string>") -> "Module":
-    """Like `load`, from source text."""
-    return Module(loads_unit(source, file), backend, invcheck)
+    """Like `load`, from source text (`file` names it in errors)."""
+    if not isinstance(source, str):
+        raise RlangError(f"rlang.loads takes the program's text as a str, got "
+                         f"{type(source).__name__}")
+    return Module(loads_unit(source, "<string>" if file is None else str(file)), backend,
+                  invcheck)
 
 
 class Module:
@@ -87,8 +91,12 @@ class Module:
 
     def __getitem__(self, name: str) -> "Function":
         if name not in self.unit.functions:
-            raise KeyError(name)
+            raise NoSuchFunctionKey(self._no_function(name))
         return Function(self, name)
+
+    def _no_function(self, name) -> str:
+        known = ", ".join(f"`{n}`" for n in sorted(self.unit.functions)) or "none"
+        return f"the program has no function `{name}`; its functions: {known}"
 
     def __getattr__(self, name: str) -> "Function":
         if name.startswith("__"):
@@ -98,7 +106,7 @@ class Module:
             return Function(self, name)
         if name.endswith("_") and name[:-1] + "!" in functions:
             return Function(self, name[:-1] + "!")
-        raise AttributeError(f"the program has no function `{name}`")
+        raise NoSuchFunction(self._no_function(name))
 
     def __dir__(self):
         return list(super().__dir__()) + [n.replace("!", "_") for n in self.unit.functions]

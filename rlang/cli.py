@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import __version__
 from .frontend import ast
 from .ad.drivers import gradient, hessian
 from .api import BACKENDS, Module
@@ -51,6 +52,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="rlang", description="rev: a reversible programming language")
+    parser.add_argument("--version", action="version", version=f"rlang {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser("run", help="run a function (or main) and print the results")
@@ -329,14 +331,26 @@ def _command_compile(options) -> int:
     result = compile_file(unit, options.emit, invcheck)
     if options.emit == "obj":
         output = options.output or f"{stem}.o"
-        Path(output).write_bytes(result)
+        _write_output(output, result)
         print(f"wrote {output}")
     elif options.output:
-        Path(options.output).write_text(result)
+        _write_output(options.output, result)
         print(f"wrote {options.output}")
     else:
         sys.stdout.write(result)
     return 0
+
+
+def _write_output(path: str, data: str | bytes) -> None:
+    """Write `rlang compile`'s output to `path`; a path that cannot be written is the
+    user's error, said so."""
+    try:
+        if isinstance(data, bytes):
+            Path(path).write_bytes(data)
+        else:
+            Path(path).write_text(data)
+    except OSError as error:
+        raise RlangError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _emit_ptx(unit, options, invcheck: bool) -> int:
@@ -352,7 +366,7 @@ def _emit_ptx(unit, options, invcheck: bool) -> int:
 
     text = ptx_text(unit, invcheck, cc)
     if options.output:
-        Path(options.output).write_text(text)
+        _write_output(options.output, text)
         print(f"wrote {options.output}")
     else:
         sys.stdout.write(text)

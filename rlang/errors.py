@@ -160,3 +160,15 @@ class RlangRuntimeError(RlangError):
 
 class InternalError(Exception):
     """A bug in rlang itself (never the user's fault)."""
+
+
+class NoSuchFunction(RlangError, AttributeError):
+    """`module.name` where the program has no function `name` (still an
+    AttributeError, as Python's protocols such as `hasattr` expect)."""
+
+
+class NoSuchFunctionKey(RlangError, KeyError):
+    """`module["name"]` where the program has no function `name` (still a KeyError)."""
+
+    def __str__(self) -> str:           # not KeyError's repr of the message
+        return RlangError.__str__(self)

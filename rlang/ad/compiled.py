@@ -42,6 +42,7 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
         if result is not None:
             return result
     if plan is None:        # compile both passes before anything runs: a refusal
+        resolve_loss(functions.unit.functions[name], loss)  # the interpreter's errors first
         types = functions.types_of(functions.bind(name, args))         # leaves the
         functions.native(name, types, inverse)                          # arguments
         functions.native(name, types, inverse, derivative="grad")       # untouched
@@ -114,6 +115,8 @@ class _GradientPlan:
         self.part = view.name if isinstance(view, ast.Field) else None
         base = view.base if self.part else view
         host = [_stand_in(v) for v in outputs]
+        if self.part:       # `.re` / `.im` of a real value: the interpreter's type error
+            loss_location(fn, host, view)
         try:
             self.position, self.index = loss_location(fn, host, base)
         except RlangTypeError:      # say it with the values themselves
@@ -225,6 +228,7 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     transform of the gradient pass gives column k in the gradients' tangents.  The
     caller's arguments are not touched."""
     fn = functions.unit.functions[name]
+    view = resolve_loss(fn, loss)       # the interpreter's errors, before compiling
     if any(_is_device(a) for a in args):
         raise RlangTypeError("rlang.hessian takes NumPy arrays, not device arrays (copy them "
                              "to the host with copy_to_host())")
@@ -240,7 +244,6 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
     backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
         symbol_of(name, types, not inverse)))
-    view = resolve_loss(fn, loss)
     columns = []
     for k in range(len(inputs)):
         tangents = [_zero_gradient(v, t) for v, t in zip(values, types)]

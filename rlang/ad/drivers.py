@@ -24,15 +24,31 @@ from .loss import check_loss_value, resolve_loss
 from ..deep import run_deep
 from ..dual import Dual, refuse_tangent
 from ..interp.interpreter import Interpreter
-from ..errors import RlangError
+from ..errors import RlangError, RlangTypeError
 from ..gvalue import GVar, value_of
 from ..numbers import F32, Fixed, FixedArray, ULog, ULogArray
 from ..values import Stack, read_element, write_element
 
 
+def called_with(function, args, driver: str) -> list:
+    """The arguments of a driver call as a list; a function that is not one of a loaded
+    program, or arguments that are not a sequence, are the caller's error."""
+    if not (hasattr(function, "module") and hasattr(function, "inverse")):
+        raise RlangTypeError(f"rlang.{driver} takes a function of a loaded program "
+                             f"(`module.f` or `~module.f`), got {type(function).__name__}")
+    if not isinstance(args, (str, bytes, dict)):
+        try:
+            return list(args)
+        except TypeError:
+            pass
+    raise RlangTypeError(f"rlang.{driver} takes the arguments as a list or a tuple, "
+                         f"got {type(args).__name__}")
+
+
 def gradient(function, args, loss) -> tuple:
     """The gradient of the final value of `loss` with respect to the initial value of
     every argument of `function` (an `api.Function`)."""
+    args = called_with(function, args, "gradient")
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:
@@ -87,6 +103,7 @@ def check_grad(function, args, loss, step: float = 1e-6, rtol: float = 1e-4,
     input (array elements one by one).  The state is restored between evaluations by
     running the inverse, not by copying.  Returns True when they agree; raises an
     RlangError naming the first input where they do not."""
+    args = called_with(function, args, "check_grad")
     grads = gradient(function, args, loss)
     fn = function.module.unit.functions[function.name]
     view = resolve_loss(fn, loss)
@@ -144,6 +161,7 @@ def jacobian(function, args, inputs=None, outputs=None) -> np.ndarray:
     per input scalar, arrays flattened in C order.  `inputs` and `outputs` are
     parameter names (or positions); by default every float parameter.  Each row is
     one gradient run (reverse mode: one backward pass per output)."""
+    args = called_with(function, args, "jacobian")
     fn = function.module.unit.functions[function.name]
     names = [p.name for p in fn.params]
     float_params = [n for n, value in zip(names, args) if _differentiable(value)]
@@ -193,6 +211,7 @@ def hessian(function, args, loss) -> np.ndarray:
     function runs forward on dual numbers whose tangent is e_k, then ~f runs over
     GVars of dual numbers; the tangent parts of the gradients are column k.  The
     caller's arguments are not touched (the runs work on copies)."""
+    args = called_with(function, args, "hessian")
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:

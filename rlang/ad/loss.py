@@ -50,7 +50,8 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
         raise RlangError(f"loss {loss!r} is not a view (a name, `name[i]` or `name.re`)")
     if root.id not in names:
         raise RlangError(f"loss {loss!r}: `{root.id}` is not a parameter of `{fn.name}`; "
-                         f"its parameters are {', '.join(names)}")
+                         + (f"its parameters are {', '.join(names)}" if names else
+                            "it has no parameters"))
     return view
 
 

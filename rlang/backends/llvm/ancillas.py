@@ -10,7 +10,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .. import abi
 from .expr import counted_loop, loop_hints
-from .types import F64, I1, I64, I8
+from .types import F64, I1, I64, I8, local_name
 
 
 # Note [Small array ancillas]
@@ -87,7 +87,7 @@ class AncillaEmitter:
         b.cbranch(small, stack_block, heap_block)
         b.position_at_end(stack_block)
         words = b.udiv(b.add(size, ll.Constant(I64, 7)), ll.Constant(I64, 8))
-        local = b.alloca(I64, size=words, name=ir.c_identifier(var.name) + ".data")
+        local = b.alloca(I64, size=words, name=local_name(var.name) + ".data")
         local.align = 16
         zeroing = counted_loop(b, self.llfn, words, self.entry_alloca(I64, "i"), "zero")
         with zeroing as i:      # Note [Zeroing without memset]: 8-byte stores

@@ -73,7 +73,10 @@ def write_shared(unit, path: str, invcheck: bool = True) -> list[str]:
     if done.returncode != 0:
         raise RlangError(f"linking {path} failed:\n{done.stderr.strip()}")
     header = Path(path).with_suffix(".h")
-    header.write_text(c_header(module, entries, skipped, Path(unit.file).name))
+    try:
+        header.write_text(c_header(module, entries, skipped, Path(unit.file).name))
+    except OSError as error:
+        raise RlangError(f"cannot write {header}: {error.strerror or error}") from None
     return [str(path), str(header)]
 
 

@@ -17,7 +17,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .arith import emit_binary, emit_builtin, floor_div_int
 from .convert import emit_convert
-from .types import F32, F64, I1, I8, I32, I64, llvm_type, storage_type
+from .types import F32, F64, I1, I8, I32, I64, llvm_type, local_name, storage_type
 
 #: Registry functions computed by a C library function of the same meaning.
 _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -73,7 +73,7 @@ class ExprEmitter:
             self.builder.position_before(entry.instructions[0])
         else:
             self.builder.position_at_end(entry)
-        slot = self.builder.alloca(lltype, name=ir.c_identifier(name))
+        slot = self.builder.alloca(lltype, name=local_name(name))
         self.builder.position_at_end(saved)
         return slot
 

@@ -1,0 +1,94 @@
+"""Inputs that ended in an internal error (exit 70, a foreign exception) and are the
+caller's mistakes: each is now an RlangError saying so, the same on every backend."""
+from __future__ import annotations
+
+import pytest
+
+import rlang
+
+SOURCE = """
+function f(y!, a)
+    y! += a * a
+end
+function main()
+    x ← 2.0
+    y ← 0.0
+    f(y, x)
+end
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+@pytest.mark.parametrize("loss, message", [
+    ("a.im", "`.im` needs a complex value, got an f64"),
+    ("y!.re", "`.re` needs a complex value, got an f64"),
+])
+def test_a_field_of_a_real_loss_is_the_same_type_error_on_every_backend(backend, loss,
+                                                                        message):
+    m = rlang.loads(SOURCE, backend=backend)
+    for driver in (rlang.gradient, rlang.hessian):
+        with pytest.raises(rlang.RlangTypeError, match=message.replace(".", r"\.")):
+            driver(m.f, [1.0, 2.0], loss)
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_a_loss_that_names_no_parameter_is_refused_before_compiling(backend):
+    m = rlang.loads(SOURCE, backend=backend)
+    with pytest.raises(rlang.RlangError, match="`x` is not a parameter of `main`; it has "
+                                               "no parameters"):
+        rlang.gradient(m.main, [], "x")
+
+
+def test_long_identifiers_compile(tmp_path):
+    # LLVM cuts local names at 1,024 characters: two 2,000-character ancillas were one
+    long = "v" * 2000
+    source = (f"function f(y!, a)\n    {long}1 ← a\n    {long}2 ← a * 2.0\n"
+              f"    y! += {long}1 * {long}2\n    {long}2 → a * 2.0\n    {long}1 → a\nend\n")
+    expected = rlang.loads(source, backend="interp").f(1.0, 3.0)
+    compiled = rlang.loads(source, backend="llvm")
+    assert compiled.f(1.0, 3.0) == expected == (19.0, 3.0)
+    assert rlang.gradient(compiled.f, [1.0, 3.0], "y!") == (1.0, 12.0)
+
+
+def test_compile_to_a_path_that_cannot_be_written_is_an_error(cli, tmp_path):
+    source = tmp_path / "f.rev"
+    source.write_text(SOURCE)
+    code, out, err = cli("compile", str(source), "--emit", "obj", "-o",
+                         str(tmp_path / "no" / "such" / "dir" / "f.o"))
+    assert code == 1 and "cannot write" in err and "No such file or directory" in err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("args", [None, 5, "ab", {"a": 1.0}])
+@pytest.mark.parametrize("driver", ["gradient", "hessian", "check_grad", "jacobian"])
+def test_arguments_that_are_not_a_sequence_are_refused(driver, args):
+    m = rlang.loads(SOURCE, backend="interp")
+    call = getattr(rlang, driver)
+    extra = () if driver == "jacobian" else ("y!",)
+    with pytest.raises(rlang.RlangTypeError, match=f"rlang.{driver} takes the arguments"):
+        call(m.f, args, *extra)
+    with pytest.raises(rlang.RlangTypeError, match="takes a function of a loaded program"):
+        call(len, [1.0, 2.0], *extra)
+
+
+def test_loads_takes_text_and_a_file_name_or_none():
+    with pytest.raises(rlang.RlangError, match="takes the program's text as a str, got bytes"):
+        rlang.loads(SOURCE.encode())
+    assert rlang.loads(SOURCE, file=None).f(0.0, 2.0) == (4.0, 2.0)
+
+
+def test_a_missing_function_is_a_rlang_error_that_names_the_functions():
+    m = rlang.loads(SOURCE, backend="interp")
+    with pytest.raises(AttributeError) as attribute:
+        m.nosuch
+    with pytest.raises(KeyError) as key:
+        m["nosuch"]
+    for error in (attribute.value, key.value):
+        assert isinstance(error, rlang.RlangError)
+        assert str(error) == "the program has no function `nosuch`; its functions: `f`, `main`"
+    assert not hasattr(m, "nosuch") and hasattr(m, "f")
+
+
+def test_version(run_cli):
+    code, out, _ = run_cli("--version")
+    assert code == 0 and out.strip() == f"rlang {rlang.__version__}"
