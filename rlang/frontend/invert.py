@@ -154,12 +154,12 @@ def _invert_for(stmt: ast.For) -> ast.For:
     """See Note [Loop inversion]."""
     body = invert_body(stmt.body)
     start, step, stop = stmt.start, stmt.step, stmt.stop
-    if _is_unit_step(step):
-        return replace(stmt, start=stop, step=_negate(step), stop=start, body=body)
-    original = _undo_last_value(start, step, stop)
-    if original is not None:
+    original = _undo_last_value(start, step, stop)  # first: its step may be a unit one
+    if original is not None:                        # (`--1` inverts to `-1`)
         a, s, b = original
         return replace(stmt, start=a, step=s, stop=b, body=body)
+    if _is_unit_step(step):
+        return replace(stmt, start=stop, step=_negate(step), stop=start, body=body)
     last = _last_value(start, step, stop, stmt.span)
     return replace(stmt, start=last, step=_negate(step), stop=start, body=body)
 

@@ -409,8 +409,11 @@ class _ToAst(Transformer):
         return ast.While(pre, post, body, span=self._span(meta))
 
     def from_stmt(self, meta, children):
-        start, body, step, stop = children
-        return ast.From(start, body, step or (), stop, span=self._span(meta))
+        start, body, step, stop = children     # Janus leaves out an empty do or loop part
+        return ast.From(start, body or (), step or (), stop, span=self._span(meta))
+
+    def do_part(self, meta, children):
+        return children[0]
 
     def loop_part(self, meta, children):
         return children[0]

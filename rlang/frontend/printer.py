@@ -289,7 +289,8 @@ def _stmt_parts(stmt, head: str, pad: str, level: int) -> list:
         cond = f"({format_expr(stmt.pre)}, {format_expr(stmt.post)})"
         return [f"{head}while {cond}", *_body(stmt.body, level), f"{pad}end"]
     if isinstance(stmt, ast.From):
-        parts = [f"{head}from {format_expr(stmt.start)} do", *_body(stmt.body, level)]
+        do = " do" if stmt.body or not stmt.step else ""   # `from e1 loop B until e2`
+        parts = [f"{head}from {format_expr(stmt.start)}{do}", *_body(stmt.body, level)]
         if stmt.step:
             parts.append(f"{pad}loop")
             parts.extend(_body(stmt.step, level))

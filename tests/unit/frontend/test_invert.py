@@ -508,3 +508,12 @@ def test_inverting_twice_gives_back_the_statements(source):
                + "".join(f"    {line}\n" for line in source.split("\n")) + "end\n")
     inverse_text = format_program(invert_program(fn))
     assert invert_program(parse(inverse_text)) == fn
+
+
+@pytest.mark.parametrize("bounds", ["k - 1:--1:1", "k:-(-1):1", "a:-(-2):b", "1:-1:k"])
+def test_inverting_a_for_loop_twice_gives_it_back_whatever_its_step(bounds):
+    # `--1` inverts to the unit step `-1`, which a second inversion took for a loop
+    # of its own and rewrote the end bound
+    program = parse(f"function f(x, k, a, b)\n    for j = {bounds}\n        x += j\n"
+                    "    end\nend\n")
+    assert invert_program(invert_program(program)) == program

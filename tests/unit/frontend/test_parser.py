@@ -508,3 +508,19 @@ def test_errors_render_with_the_source_line():
     assert rendered.startswith("bad.rev:2:11: error: unexpected ')'")
     assert "    x += 1)" in rendered
     assert "^" in rendered
+
+
+def test_a_janus_loop_may_leave_out_its_do_or_its_loop_part():
+    # `from e1 loop B until e2` was "unexpected 'loop'; expected … 'do'" (LANGUAGE.md §6)
+    from rlang.frontend.invert import invert_program
+    from rlang.frontend.printer import format_program
+
+    source = ("function f(i, n)\n    from i == 0 loop\n        i += 1\n    until i == n\n"
+              "    from i == n do\n        i -= 1\n    until i == 0\nend\n")
+    program = parse(source)
+    first, second = program.items[0].body
+    assert first.body == () and len(first.step) == 1
+    assert len(second.body) == 1 and second.step == ()
+    assert "from i == 0\n    loop" in format_program(program)
+    assert parse(format_program(program)) == program
+    assert invert_program(invert_program(program)) == program

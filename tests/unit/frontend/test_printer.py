@@ -375,7 +375,7 @@ def test_trees_built_by_an_inverter():
     text = format_program(program)
     assert parse(text) == program
     assert "if (y, x)\n" in text and "elseif x < y\n" in text and "    else\n" in text
-    assert "    from x do\n    loop\n        DEC(x)\n    until y\n" in text
+    assert "    from x\n    loop\n        DEC(x)\n    until y\n" in text     # no empty do
     assert "@parallel for i = n:-1:1\n" in text
     assert "@invcheckoff @inbounds begin\n    end\n" in text
 

@@ -1241,3 +1241,11 @@ def test_an_uncall_runs_backward_inside_a_forward_caller():
     assert [(f.function, f.backward) for f in frames] == [
         ("inner", True), ("middle", True), ("uncaller", False)]
     assert frames[1].call_site.line == 14
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_janus_loops_without_a_do_part_run_both_ways(backend):
+    m = rlang.loads("function count(i, n)\n    from i == 0 loop\n        i += 2\n"
+                    "    until i == n\nend\n", backend=backend)
+    assert m.count(0, 6) == (6, 6)
+    assert (~m.count)(6, 6) == (0, 6)
