@@ -243,9 +243,13 @@ def from_host(value):
         return value
     if isinstance(value, int):          # an int subclass other than ours
         return int(value) if I64_MIN <= value <= I64_MAX else None
+    if not is_host_array(value) and not isinstance(value, (list, tuple, Stack, str)) and \
+            hasattr(value, "__array__"):
+        try:
+            value = np.asarray(value)   # a view where it can be (Note [Host arrays])
+        except Exception:               # whatever the object's __array__ raises
+            return None
     if isinstance(value, np.ndarray):
-        if not is_host_array(value):
-            return None                 # np.matrix, masked arrays, … (Note [Host arrays])
         if value.ndim == 0 and type(value) is np.ndarray:
             return from_host(value[()])     # a 0-d array is a scalar (LANGUAGE.md §13)
         return value if array_scalar(value) is not None else None
@@ -256,13 +260,14 @@ def from_host(value):
 
 # Note [Host arrays]
 # ~~~~~~~~~~~~~~~~~~
-# Arrays from Python are taken as NumPy lays them out: plain ndarrays, memory maps, and
-# rlang's FixedArray / ULogArray.  Other subclasses are refused, not converted: an
-# np.matrix indexes to 2-d matrices forever (it hung the interpreter's formatting and,
-# with the deep-stack recursion limit, crashed the process) and a masked array's mask
-# would be dropped without a word; `np.asarray(…)` says what the caller means.  String
-# and object arrays have no rev element type and are refused too.  A 0-d array is the
-# scalar it holds.
+# Arrays from Python are taken as they are when they are plain ndarrays, memory maps,
+# or rlang's FixedArray / ULogArray.  Anything else with `__array__` (LANGUAGE.md §13)
+# is taken as `np.asarray(value)`: for an np.matrix or a masked array that is a plain
+# view of the same memory (writes reach the caller's object; a mask is not looked at),
+# so no subclass's own indexing reaches rlang (an np.matrix indexes to 2-d matrices
+# forever: it hung the interpreter's formatting and, under the deep-stack recursion
+# limit, crashed the process).  String and object arrays have no rev element type and
+# are refused.  A 0-d array is the scalar it holds.
 _HOST_ARRAY_CLASSES = (FixedArray, ULogArray, np.memmap)
 
 

@@ -31,8 +31,7 @@ from ..frontend.invert import invert_body
 from .loops import execute_for
 from ..frontend.printer import format_expr, format_type
 from .safe import execute_safe
-from ..values import (Stack, a_type, conform, is_host_array, scalar_type, summarize, with_article,
-                      zero_of)
+from ..values import Stack, a_type, conform, scalar_type, summarize, with_article, zero_of
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -176,13 +175,8 @@ class Interpreter:
                 else repr(value)[:60]
             what = "an integer outside i64," if type(value) is int and \
                 not -(1 << 63) <= value < 1 << 63 else a_type(value)
-            notes = ()
-            if isinstance(value, np.ndarray) and not is_host_array(value):
-                what = f"a {type(value).__module__}.{type(value).__name__} of"
-                notes = ("rlang takes plain NumPy arrays and memory maps (a matrix or a "
-                         "masked array is not taken as it is); pass np.asarray(…)",)
             raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be {expected}, "
-                                 f"got {what} {shown}", span, notes=notes)
+                                 f"got {what} {shown}", span)
         return conformed
 
     # --------------------------------------------------------------- statements
