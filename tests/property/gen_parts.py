@@ -10,6 +10,7 @@ a rev literal, `main_calling(gp, args)` a `main` that runs `gp.top` on `args`, a
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -32,6 +33,43 @@ STACK_INT, STACK_BOOL = "stack_int", "stack_bool"
 ARRAY_OF = {INT: ARR, BOOL: BARR}
 _TYPE_OF = {INT: ast.TypeRef("i64"), BOOL: ast.TypeRef("bool"), ARR: ast.TypeRef("i64", 1),
             BARR: ast.TypeRef("bool", 1)}
+
+
+# ------------------------------------------------------------------------ choices
+
+class HypothesisDraws:
+    """The generator's choices made by Hypothesis (`draw` of an `@st.composite`), so
+    that failing programs shrink."""
+
+    def __init__(self, draw):
+        self._draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._draw(st.integers(lo, hi))
+
+    def choice(self, options):
+        return self._draw(st.sampled_from(list(options)))
+
+    def permutation(self, items) -> list:
+        return list(self._draw(st.permutations(list(items))))
+
+
+class RandomDraws:
+    """The same choices from a seeded `random.Random`: the fuzzer (tests/fuzz/) makes
+    program number k of a run from its seed alone, with no Hypothesis engine."""
+
+    def __init__(self, rng: random.Random):
+        self._rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._rng.randint(lo, hi)
+
+    def choice(self, options):
+        return self._rng.choice(list(options))
+
+    def permutation(self, items) -> list:
+        items = list(items)
+        return self._rng.sample(items, len(items))
 
 
 # --------------------------------------------------------------------- AST helpers

@@ -54,14 +54,15 @@ from rlang.frontend import ast
 from rlang.frontend.printer import format_program
 
 from gen_parts import (  # noqa: F401  (case_from_source, main_calling: re-exported)
-    ARRAY_OF, BARR, BOOL, COST_BUDGET, INT, MAX_DEPTH, MAX_LEN, STACK_BOOL, STACK_INT, ARR,
+    ARRAY_OF, BARR, BOOL, COST_BUDGET, HypothesisDraws, INT, MAX_DEPTH, MAX_LEN, STACK_BOOL, STACK_INT, ARR,
     _TYPE_OF, Ctx, GeneratedProgram, Signature, arguments, binary, case_from_source, length,
     lit, main_calling, name, names_in, stack_value)
 
 # ----------------------------------------------------------------------- generator
 
 class Builder:
-    """Draws one program; `draw` is Hypothesis's.
+    """Draws one program; `draws` makes its choices (gen_parts.HypothesisDraws or
+    RandomDraws).
 
     A subclass may add kinds of values (tests/property/systems.py: fixed, ulog, complex,
     f64): it extends the tables below and the hooks `expr` (an expression of a kind),
@@ -74,8 +75,8 @@ class Builder:
     PARAMS = ((INT, (1, 3)), (BOOL, (0, 2)), (ARR, (0, 2)), (BARR, (0, 1)))
     PREFIX = {INT: "x", BOOL: "b", ARR: "a", BARR: "m"}
 
-    def __init__(self, draw, calls: bool = True, stacks: bool = True):
-        self.draw = draw
+    def __init__(self, draws, calls: bool = True, stacks: bool = True):
+        self.draws = draws
         self.calls = calls
         self.stacks = stacks
         self.consts: dict[str, str] = {}        # `const` name -> INT | BOOL
@@ -92,13 +93,13 @@ class Builder:
         return f"{prefix}{self.counter}"
 
     def choice(self, options):
-        return self.draw(st.sampled_from(list(options)))
+        return self.draws.choice(options)
 
     def chance(self, p: float) -> bool:
-        return self.draw(st.integers(0, 999)) < p * 1000
+        return self.draws.integer(0, 999) < p * 1000
 
     def small(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
+        return self.draws.integer(lo, hi)
 
     def spend(self, ctx: Ctx, amount: int = 1) -> None:
         self.cost += ctx.weight * amount
@@ -130,7 +131,7 @@ class Builder:
             return lit(self.small(0, 12))
         if kind < 8:
             return lit(-self.small(1, 12))
-        return lit(self.draw(st.integers(-(1 << 62), 1 << 62)))
+        return lit(self.draws.integer(-(1 << 62), 1 << 62))
 
     def int_leaf(self, ctx: Ctx, exclude, depth: int):
         ints = ctx.readable(INT, exclude)
@@ -299,7 +300,7 @@ class Builder:
         pick = self.choice(options)
         if pick.startswith("SWAP"):
             # choose both roots first: neither index may read the other operand
-            roots = self.draw(st.permutations(ints if pick == "SWAP" else bools))[:2]
+            roots = self.draws.permutation(ints if pick == "SWAP" else bools)[:2]
             return [ast.Instr("SWAP", tuple(self.view_of(ctx, r, roots) for r in roots))]
         view, _ = self.writable_view(ctx, BOOL if pick == "FLIP" else INT)
         return [ast.Instr(pick, (view,))]
@@ -675,7 +676,7 @@ class Builder:
         depth = self.fresh("n") if self.calls and self.chance(0.25) else None
         if depth is not None:
             params.append((depth, INT, True))
-        params = self.draw(st.permutations(params))
+        params = self.draws.permutation(params)
         if all(read_only for _, _, read_only in params):
             at = next(k for k, (p, _, _) in enumerate(params) if p != depth)
             params[at] = (params[at][0], params[at][1], False)
@@ -706,15 +707,14 @@ class Builder:
         return [ast.If((ast.IfBranch(cond, None if self.chance(0.5) else cond, branch),))]
 
 
-@st.composite
-def programs(draw, max_functions: int = 3, calls: bool = True,
-             stacks: bool = True) -> GeneratedProgram:
-    """A program of 1..max_functions functions; the last one is the one to run.  With
-    `calls=False` no function calls another (each can be inverted on its own); with
-    `stacks=False` there is no PUSH/POP."""
-    builder = Builder(draw, calls, stacks)
+def build_program(draws, max_functions: int = 3, calls: bool = True,
+                  stacks: bool = True) -> GeneratedProgram:
+    """A program of 1..max_functions functions, its choices made by `draws`; the last
+    function is the one to run.  With `calls=False` no function calls another (each
+    can be inverted on its own); with `stacks=False` there is no PUSH/POP."""
+    builder = Builder(draws, calls, stacks)
     consts = []
-    for _ in range(draw(st.integers(0, 2))):           # `const C = literal`, read anywhere
+    for _ in range(draws.integer(0, 2)):               # `const C = literal`, read anywhere
         const = builder.fresh("C")
         if builder.chance(0.7):
             consts.append(ast.Const(const, builder.int_literal()))
@@ -722,12 +722,19 @@ def programs(draw, max_functions: int = 3, calls: bool = True,
         else:
             consts.append(ast.Const(const, ast.BoolLit(builder.chance(0.5))))
             builder.consts[const] = BOOL
-    count = draw(st.integers(1, max_functions))
+    count = draws.integer(1, max_functions)
     functions = [builder.function(f"f{k}", COST_BUDGET // (1 if k == count - 1 else 5))
                  for k in range(count)]
     program = ast.Program(tuple(consts) + tuple(functions))
     return GeneratedProgram(program, format_program(program), functions[-1].name,
                             dict(builder.signatures))
+
+
+@st.composite
+def programs(draw, max_functions: int = 3, calls: bool = True,
+             stacks: bool = True) -> GeneratedProgram:
+    """`build_program` with Hypothesis's choices."""
+    return build_program(HypothesisDraws(draw), max_functions, calls, stacks)
 
 
 @st.composite

@@ -41,7 +41,8 @@ from rlang.numbers import Fixed, FixedArray, ULog, ULogArray
 from rlang.frontend.printer import format_program
 
 from gen_parts import (ARR, BARR, BOOL, COST_BUDGET, I64_MAX, I64_MIN, INT, MAX_LEN, Ctx,
-                       GeneratedProgram, argument, arguments, binary, lit, name, names_in)
+                       GeneratedProgram, HypothesisDraws, argument, arguments, binary, lit, name,
+                       names_in)
 from generators import Builder
 
 F64, FIXED, ULOG, CPLX = "f64", "fixed", "ulog", "complex"
@@ -88,8 +89,8 @@ class SystemsBuilder(Builder):
     PREFIX = {**Builder.PREFIX, F64: "r", FIXED: "q", ULOG: "l", CPLX: "z", F64S: "rs",
               FIXEDS: "qs", ULOGS: "ls", CPLXS: "zs"}
 
-    def __init__(self, draw, calls: bool = True, systems=SYSTEMS, parallel: int = 1):
-        super().__init__(draw, calls, stacks=False)
+    def __init__(self, draws, calls: bool = True, systems=SYSTEMS, parallel: int = 1):
+        super().__init__(draws, calls, stacks=False)
         self.systems = tuple(systems)
         self.parallel = parallel        # the weight of `@parallel for` among statements
         self.PARAMS = tuple((kind, counts) for kind, counts in self.PARAMS
@@ -329,10 +330,10 @@ class SystemsBuilder(Builder):
             view, _ = self.writable_view(ctx, kind)
             return [ast.Instr(instr, (view,))]
         if kind in SYSTEMS and instr == "SWAP":
-            roots = self.draw(st.permutations(self.writable_roots(ctx, kind)))[:2]
+            roots = self.draws.permutation(self.writable_roots(ctx, kind))[:2]
             return [ast.Instr("SWAP", tuple(self.view_of(ctx, r, roots) for r in roots))]
         # two f64 views of different roots: f64 values, elements, complex fields
-        pairs = self.draw(st.permutations(self.f64_views(ctx)))[:2]
+        pairs = self.draws.permutation(self.f64_views(ctx))[:2]
         roots = [r for _, r in pairs]
         views = []
         for kind, root in pairs:
@@ -406,19 +407,25 @@ class SystemsBuilder(Builder):
                 ast.Update(name(t), undo, value), ast.Dealloc(t, start)]
 
 
-@st.composite
-def system_programs(draw, max_functions: int = 2, calls: bool = True, systems=SYSTEMS,
-                    parallel: int = 1) -> GeneratedProgram:
+def build_system_program(draws, max_functions: int = 2, calls: bool = True,
+                         systems=SYSTEMS, parallel: int = 1) -> GeneratedProgram:
     """A program of 1..max_functions functions over i64, bool and `systems` (no
-    stacks); the last one is the one to run.  `parallel` weighs `@parallel for`
-    loops (1: as often as in generators.py)."""
-    builder = SystemsBuilder(draw, calls, systems, parallel)
-    count = draw(st.integers(1, max_functions))
+    stacks), its choices made by `draws`; the last one is the one to run.  `parallel`
+    weighs `@parallel for` loops (1: as often as in generators.py)."""
+    builder = SystemsBuilder(draws, calls, systems, parallel)
+    count = draws.integer(1, max_functions)
     functions = [builder.function(f"f{k}", COST_BUDGET // (1 if k == count - 1 else 5))
                  for k in range(count)]
     program = ast.Program(tuple(functions))
     return GeneratedProgram(program, format_program(program), functions[-1].name,
                             dict(builder.signatures))
+
+
+@st.composite
+def system_programs(draw, max_functions: int = 2, calls: bool = True, systems=SYSTEMS,
+                    parallel: int = 1) -> GeneratedProgram:
+    """`build_system_program` with Hypothesis's choices."""
+    return build_system_program(HypothesisDraws(draw), max_functions, calls, systems, parallel)
 
 
 # ------------------------------------------------------------------------ inputs
