@@ -243,6 +243,8 @@ def from_host(value):
         return value
     if isinstance(value, int):          # an int subclass other than ours
         return int(value) if I64_MIN <= value <= I64_MAX else None
+    if isinstance(value, type):         # np.float64 itself has an `__array__`
+        return None
     if not is_host_array(value) and not isinstance(value, (list, tuple, Stack, str)) and \
             hasattr(value, "__array__"):
         try:
@@ -250,6 +252,8 @@ def from_host(value):
         except Exception:               # whatever the object's __array__ raises
             return None
     if isinstance(value, np.ndarray):
+        if value.dtype == object and not _dual_array(value):
+            return None
         if value.ndim == 0 and type(value) is np.ndarray:
             return from_host(value[()])     # a 0-d array is a scalar (LANGUAGE.md §13)
         return value if array_scalar(value) is not None else None
@@ -302,6 +306,12 @@ def _conform_scalar(value, scalar: str, convert: bool):
         return conversion(value)
     except (ValueError, OverflowError):
         return None
+
+
+def _dual_array(array: np.ndarray) -> bool:
+    """An object array of rlang's own dual numbers (a Hessian run's); any other object
+    array has no rev element type (Note [Host arrays])."""
+    return all(type(x) is Dual for x in array.flat)
 
 
 def array_from_nested(items, scalar: str | None = None) -> np.ndarray:

@@ -32,16 +32,21 @@ from ..values import Stack, read_element, write_element
 
 
 def called_with(function, args, driver: str) -> list:
-    """The arguments of a driver call as a list; a function that is not one of a loaded
-    program, or arguments that are not a sequence, are the caller's error."""
+    """The arguments of a driver call as the values the function's parameters take
+    (`Interpreter.bind_arguments`: the same conversions and refusals as a call, on
+    every backend).  A function that is not one of a loaded program, arguments that
+    are not a sequence, or an argument the parameter cannot take, are the caller's
+    error.  Arrays that need no conversion are the caller's own objects."""
     if not (hasattr(function, "module") and hasattr(function, "inverse")):
         raise RlangTypeError(f"rlang.{driver} takes a function of a loaded program "
                              f"(`module.f` or `~module.f`), got {type(function).__name__}")
     if not isinstance(args, (str, bytes, dict)):
         try:
-            return list(args)
+            args = list(args)
         except TypeError:
             pass
+        else:
+            return function.module.interpreter.bind_arguments(function.name, args)
     raise RlangTypeError(f"rlang.{driver} takes the arguments as a list or a tuple, "
                          f"got {type(args).__name__}")
 

@@ -83,17 +83,26 @@ class Interpreter:
         fn = self.functions.get(name)
         if fn is None:
             raise RlangRuntimeError(f"no function named `{name}`")
-        if len(args) != len(fn.params):
-            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got {len(args)}",
-                                 fn.span)
-        env = {}
-        for param, value in zip(fn.params, args):
-            env[param.name] = self.bind_argument(fn, param, value, convert, param.span)
+        env = dict(zip((p.name for p in fn.params), self.bind_arguments(name, args, convert)))
         self.check_writable(fn, list(env.values()))
         if self.invcheck:
             self.check_argument_aliasing(fn, list(env.values()))
         self._run_function(fn, env, inverse, call_site=None)
         return [env[p.name] for p in fn.params]
+
+    def bind_arguments(self, name: str, args: list, convert: bool = True) -> list:
+        """`args` as the values `name`'s parameters take (converted from Python values
+        with `convert`: NumPy scalars, lists, 0-d arrays, `__array__` objects), or an
+        RlangTypeError naming the first argument that cannot be one.  What every call
+        and every derivative driver does first, on every backend."""
+        fn = self.functions.get(name)
+        if fn is None:
+            raise RlangRuntimeError(f"no function named `{name}`")
+        if len(args) != len(fn.params):
+            raise RlangTypeError(f"`{name}` takes {len(fn.params)} argument(s), got {len(args)}",
+                                 fn.span)
+        return [self.bind_argument(fn, param, value, convert, param.span)
+                for param, value in zip(fn.params, args)]
 
     def check_writable(self, fn, values) -> None:
         """Refuse a read-only NumPy array (`a.flags.writeable` off, a read-only

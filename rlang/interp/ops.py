@@ -363,8 +363,8 @@ def _add_update(op, old, rhs, span, target):
     if kind is bool:
         raise RlangTypeError(f"`{op}` cannot update the bool `{target}`; use `^=` or FLIP",
                              span)
-    allowed = _INTEGER_KINDS if kind in (I32, int) else _REAL_KINDS if kind in (F32, float) \
-        else (*_REAL_KINDS, complex)
+    allowed = _INTEGER_KINDS if kind in (I32, int) else \
+        (*_REAL_KINDS, Dual) if kind in (F32, float, Dual) else (*_REAL_KINDS, Dual, complex)
     if type(rhs) not in allowed:
         raise _mix_error(op, old, rhs, span, target, f"{type_name(old)}(…)")
     base = _base(kind)

@@ -208,6 +208,8 @@ def run(spec: dict) -> Outcome:
             return Outcome(outcome.kind, f"on {backend}:\n{outcome.detail}")
         got[backend] = outcome
     a, b = got["interp"], got["llvm"]
+    if b.kind == "unsupported":
+        return b
     if a.kind != b.kind:
         return Outcome("disagree", f"interp: {a.kind} {a.detail[:1500]}\n"
                                    f"llvm: {b.kind} {b.detail[:1500]}")

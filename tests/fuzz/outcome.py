@@ -1,7 +1,8 @@
 """What one fuzz case came to: `Outcome`s, and `guarded(thunk)` that classifies a call.
 
 Kinds, from fine to defect: "ok" (a result), "error" (an `RlangError`, the answer to
-bad input), then the defects: "traceback" (any other exception escaping rlang),
+bad input), "unsupported" (a compiled backend's `BackendUnsupported`: LANGUAGE.md §10
+lets a backend refuse what it cannot run, with an error naming it), then the defects: "traceback" (any other exception escaping rlang),
 "internal" (the command line's exit status 70), "disagree" (two backends or a run and
 its inverse that should agree do not), "crash" (the worker process died) and "hang"
 (the case ran past its timeout).  The last two are decided by the runner.
@@ -33,9 +34,13 @@ def guarded(thunk) -> Outcome:
     """Call `thunk()`: "ok" with its value, "error" for an `RlangError`, "traceback"
     (with the traceback) for anything else.  A `Disagreement` is "disagree"."""
     from rlang import RlangError
+    from rlang.types_rules import BackendUnsupported, CompiledTypeError
 
     try:
         return Outcome("ok", value=thunk())
+    except BackendUnsupported as error:
+        kind = "error" if isinstance(error, CompiledTypeError) else "unsupported"
+        return Outcome(kind, f"{type(error).__name__}: {error}")
     except RlangError as error:
         return Outcome("error", f"{type(error).__name__}: {error}")
     except Disagreement as failed:

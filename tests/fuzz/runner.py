@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cases import Case
+from .outcome import DEFECTS
 
 PACKAGE = __package__                       # "tests.fuzz" or "fuzz" (under pytest)
 PACKAGE_ROOT = Path(__file__).resolve().parents[len(PACKAGE.split("."))]
@@ -138,9 +139,10 @@ def run(cases, jobs: int = 1, timeout: float = 60.0, memory_bytes: int = 6 << 30
         workers.remove(worker)
 
     def record(case: Case, kind: str, detail: str, seconds: float) -> None:
+        report.seconds = time.monotonic() - begun
         report.counts[kind] += 1
         report.families[case.family] += 1
-        if kind in ("traceback", "internal", "disagree", "crash", "hang"):
+        if kind in DEFECTS:
             finding = Finding(case, kind, detail, seconds)
             report.findings.append(finding)
             if report_dir is not None:

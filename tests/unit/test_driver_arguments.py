@@ -1,0 +1,83 @@
+"""Derivative drivers take their arguments as a call does (`Interpreter.bind_arguments`),
+on every backend, and strange Python values are refused cleanly (issue #23: found by
+tests/fuzz's `argument` family)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlang
+
+SOURCE = """
+function norm(a: f64[:], y: f64)
+    for i = 0:length(a) - 1
+        y += a[i] * a[i]
+    end
+end
+function fixed_add(q: fixed, r: fixed)
+    r += q
+end
+function generic(x, y)
+    y += x
+end
+function ulog_mul(l: ulog, r: ulog)
+    r *= l
+end
+"""
+BACKENDS = ["interp", "llvm"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_hessian_converts_arguments_as_a_call_does(backend):
+    """An np.int8 for an f64 parameter is an f64 input of the Hessian (it was left out
+    on the interpreter, so the matrices differed in size)."""
+    m = rlang.loads(SOURCE, backend=backend)
+    h = rlang.hessian(m.norm, [np.array([1.0, 2.0, 3.0]), np.int8(-3)], loss="y")
+    assert h.shape == (4, 4)
+    assert np.array_equal(h[:3, :3], 2 * np.eye(3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("driver", ["hessian", "gradient", "jacobian", "check_grad"])
+@pytest.mark.parametrize("bad", [{"a": 1}, memoryview(b"abc"), 2 ** 64, b"\x00"],
+                         ids=["dict", "memoryview", "huge int", "bytes"])
+def test_a_driver_refuses_what_a_call_refuses(backend, driver, bad):
+    m = rlang.loads(SOURCE, backend=backend)
+    with pytest.raises(rlang.RlangTypeError, match="argument `r` of `fixed_add`"):
+        if driver == "jacobian":
+            rlang.jacobian(m.fixed_add, [rlang.Fixed.from_value(1.0), bad])
+        else:
+            getattr(rlang, driver)(m.fixed_add, [rlang.Fixed.from_value(1.0), bad], loss="r")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_driver_checks_the_number_of_arguments(backend):
+    m = rlang.loads(SOURCE, backend=backend)
+    with pytest.raises(rlang.RlangTypeError, match="takes 2 argument"):
+        rlang.hessian(m.ulog_mul, [rlang.ULog.from_value(2.0)], loss="r")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_ragged_list_is_refused_by_a_jacobian(backend):
+    m = rlang.loads(SOURCE, backend=backend)
+    with pytest.raises(rlang.RlangTypeError):
+        rlang.jacobian(m.norm, [[[1.0], [2.0, 3.0]], 0.0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("bad", [np.float64, np.array([1.0, -2.0], dtype=object),
+                                 np.array(1.0, dtype=object)],
+                         ids=["a class", "object array", "0-d object array"])
+def test_classes_and_object_arrays_are_refused(backend, bad):
+    """`np.float64` itself has an `__array__` (np.asarray of it is a 0-d object array
+    holding the class: this recursed until the stack ran out)."""
+    m = rlang.loads(SOURCE, backend=backend)
+    with pytest.raises(rlang.RlangTypeError, match="argument `a` of `norm`"):
+        m.norm(bad, 0.0)
+
+
+def test_a_hessian_refuses_a_complex_into_a_float():
+    """On dual numbers as on floats: a complex cannot accumulate into an f64."""
+    m = rlang.loads(SOURCE, backend="interp")
+    with pytest.raises(rlang.RlangTypeError, match="cannot accumulate a complex"):
+        rlang.hessian(m.generic, [1 + 0j, 1.5], loss="y")
