@@ -31,6 +31,7 @@ adds a note saying that the statement runs backward.
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass, field
 
 from .. import primitives
@@ -46,6 +47,11 @@ from .printer import format_expr as _src, format_type
 from ..span import NO_SPAN, Span
 from .unit import Unit
 from ..deep import run_deep
+
+#: The static check of one program stops with a CheckError after this many seconds
+#: (docs/language-decisions.md "Limits"); it is linear in the program's size, so only
+#: a program of millions of statements comes near it.
+MAX_CHECK_SECONDS = 60.0
 
 _INTEGER_TYPES = ("i64", "i32", "bool")
 _SHAPE_READERS = ("length", "size")       # read only the shape of their first argument
@@ -69,18 +75,33 @@ def collect_errors(unit: Unit) -> list[CheckError]:
     return run_deep(_collect_errors, unit)
 
 
+class _TooLong(Exception):
+    def __init__(self, span: Span):
+        self.span = span
+
+
 def _collect_errors(unit: Unit) -> list[CheckError]:
     errors: list[CheckError] = []
+    try:
+        _walk_unit(unit, errors, time.monotonic() + MAX_CHECK_SECONDS)
+    except _TooLong as stop:
+        errors.append(CheckError(
+            f"the static check was stopped after {MAX_CHECK_SECONDS:.0f} s, here; the "
+            f"program is too large to check", stop.span,
+            ("split it into several functions or files",)))
+    return _in_source_order(unit, errors)
+
+
+def _walk_unit(unit: Unit, errors: list, deadline: float) -> None:
     for kind, name, span in unit.redefinitions:
         errors.append(_redefinition(unit, kind, name, span))
     writes = written_params(unit.functions)
     globals_ = _global_env(unit)
     for const in unit.consts.values():
         env = {name: b for name, b in globals_.items() if name != const.name}
-        _read(_Ctx(unit, None, writes, errors, env), const.value)
+        _read(_Ctx(unit, None, writes, errors, env, deadline), const.value)
     for fn in unit.functions.values():
-        _check_function(_Ctx(unit, fn, writes, errors, dict(globals_)))
-    return _in_source_order(unit, errors)
+        _check_function(_Ctx(unit, fn, writes, errors, dict(globals_), deadline))
 
 
 # ---------------------------------------------------------------------- the walker
@@ -99,6 +120,7 @@ class _Ctx:
     writes: dict[str, frozenset[int]]
     errors: list[CheckError]
     env: dict[str, _Binding]
+    deadline: float                 # time.monotonic() when the check gives up
     freed: dict[str, Span] = field(default_factory=dict)      # name -> where deallocated
     inverted: bool = False          # inside `~begin … end`: see Note [Inverted blocks]
     parallel: list[frozenset] = field(default_factory=list)   # names outside each @parallel
@@ -146,6 +168,8 @@ def _walk_list(ctx: _Ctx, stmts: tuple) -> None:
     partner = _pair_routines(ctx, stmts)       # ~@routine position -> @routine position
     effects: dict[int, tuple] = {}
     for k, stmt in enumerate(stmts):
+        if time.monotonic() > ctx.deadline:
+            raise _TooLong(stmt.span)
         marker = _unwrap(stmt)
         if isinstance(marker, Routine):
             effects[k] = _run_routine(ctx, marker.body)

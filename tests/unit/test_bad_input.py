@@ -92,3 +92,46 @@ def test_a_missing_function_is_a_rlang_error_that_names_the_functions():
 def test_version(run_cli):
     code, out, _ = run_cli("--version")
     assert code == 0 and out.strip() == f"rlang {rlang.__version__}"
+
+
+# ---------------------------------------------------------------- limits (docs/language-decisions.md)
+
+def test_a_statement_past_the_token_limit_is_a_parse_error_at_its_place():
+    from rlang.frontend.parser import MAX_STATEMENT_TOKENS
+
+    terms = MAX_STATEMENT_TOKENS // 2 + 1
+    source = "function f(x, y)\n    x += " + " + ".join(["y"] * terms) + "\nend\n"
+    with pytest.raises(rlang.ParseError, match="a statement of more than 250,000 tokens") as e:
+        rlang.loads(source, backend="interp")
+    assert e.value.span.line == 2
+
+
+def test_a_name_past_the_length_limit_is_a_parse_error_at_its_place():
+    source = "function f(y)\n    y += " + "v" * 4097 + "\nend\n"
+    with pytest.raises(rlang.ParseError, match="a name longer than 4,096 characters") as e:
+        rlang.loads(source, backend="interp")
+    assert (e.value.span.line, e.value.span.col) == (2, 10)
+    fine = "function f(" + "v" * 4096 + ", y)\n    y += " + "v" * 4096 + "\nend\n"
+    assert rlang.loads(fine, backend="interp").f(1.5, 1.0) == (1.5, 2.5)
+
+
+def test_a_check_past_its_time_limit_stops_with_an_error_at_a_statement(monkeypatch):
+    from rlang.frontend import check
+
+    monkeypatch.setattr(check, "MAX_CHECK_SECONDS", -1.0)
+    with pytest.raises(rlang.CheckError, match="the static check was stopped after") as e:
+        rlang.loads("function f(x)\n    x += 1\nend\n", backend="interp")
+    assert e.value.span.line == 2
+
+
+def test_tokens_are_not_looked_up_one_by_one_while_building_the_tree(monkeypatch):
+    """Each token lark looks up by name and misses raises an AttributeError whose cost
+    grows with the depth of the transform (a 40,000-term sum took 3.6 s to build, the
+    check was quadratic): the tree builder takes tokens as they are."""
+    from rlang.frontend import parser
+
+    looked_up = []
+    monkeypatch.setattr(parser._ToAst, "__default_token__",
+                        lambda self, token: looked_up.append(token) or token, raising=False)
+    parser.parse("function f(x, y)\n    x += " + " + ".join(["y"] * 100) + "\nend\n")
+    assert looked_up == []
