@@ -32,6 +32,8 @@ MAX_NESTING = 200
 #: A statement (or an expression) of more tokens than this is refused: a 100,000-term
 #: sum is 200,000 tokens; parsing and checking are linear, and this bounds their time.
 MAX_STATEMENT_TOKENS = 250_000
+#: Arrays have at most this many dimensions (NumPy's limit), in types and literals.
+MAX_ARRAY_RANK = 64
 #: A name longer than this is refused (compiled code shortens long names anyway).
 MAX_NAME_LENGTH = 4_096
 
@@ -328,6 +330,9 @@ class _ToAst(Transformer):
         name, dims = children
         self._check_scalar(name, meta)
         ndim = 0 if dims is None else str(dims).count(":")
+        if ndim > MAX_ARRAY_RANK:
+            raise self._error(f"an array type of {ndim} dimensions; arrays have at most "
+                              f"{MAX_ARRAY_RANK} (as in NumPy)", meta)
         return ast.TypeRef(str(name), ndim, span=self._span(meta))
 
     def stack_type(self, meta, children):
@@ -517,7 +522,14 @@ class _ToAst(Transformer):
         return ast.StrLit(_unquote(children[0]), span=self._span(meta))
 
     def array_lit(self, meta, children):
-        return ast.ArrayLit(children[0] or (), span=self._span(meta))
+        literal = ast.ArrayLit(children[0] or (), span=self._span(meta))
+        rank, inner = 1, literal
+        while inner.items and isinstance(inner.items[0], ast.ArrayLit):
+            rank, inner = rank + 1, inner.items[0]
+        if rank > MAX_ARRAY_RANK:
+            raise self._error(f"an array literal of {rank} dimensions; arrays have at most "
+                              f"{MAX_ARRAY_RANK} (as in NumPy)", meta)
+        return literal
 
     def _binary(op):
         def build(self, meta, children):

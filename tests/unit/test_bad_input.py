@@ -135,3 +135,22 @@ def test_tokens_are_not_looked_up_one_by_one_while_building_the_tree(monkeypatch
                         lambda self, token: looked_up.append(token) or token, raising=False)
     parser.parse("function f(x, y)\n    x += " + " + ".join(["y"] * 100) + "\nend\n")
     assert looked_up == []
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_an_array_literal_past_numpys_rank_is_refused_alike_on_every_backend(backend):
+    """70 nested brackets were NumPy's error on the interpreter and ran on llvm."""
+    def program(n):
+        literal = "[" * n + "1.0" + "]" * n
+        return f"function main()\n    a ← {literal}\n    a → {literal}\nend\n"
+
+    assert rlang.loads(program(64), backend=backend).run_main() == []
+    for n in (65, 70):
+        with pytest.raises(rlang.ParseError, match="arrays have at most 64"):
+            rlang.loads(program(n), backend=backend)
+
+
+def test_an_array_type_past_numpys_rank_is_refused():
+    with pytest.raises(rlang.ParseError, match="an array type of 65 dimensions") as e:
+        rlang.loads("function f(a: f64[" + ":, " * 64 + ":])\nend\n")
+    assert e.value.span.line == 1
