@@ -4,6 +4,7 @@
     rlang grad FILE FUNCTION ARGS… --loss VIEW [--hessian] [--backend B] [--no-invcheck]
                [--json]
     rlang compile FILE [--emit llvm|asm|obj|shared|ptx] [--cc X.Y] [-o OUT] [--no-invcheck]
+                  [--signature 'NAME(T, …)']…
     rlang check FILE
     rlang invert FILE [FUNCTION]
     rlang [repl [--no-invcheck]]             (the REPL, rlang/repl; docs/repl.md)
@@ -33,7 +34,7 @@ from .errors import CheckErrors, ParseError, RlangError
 from .interp.evaluate import Evaluator
 from .frontend.invert import invert_program
 from .frontend.loader import load_unit
-from .frontend.parser import parse_expression
+from .frontend.parser import parse_expression, parse_signature
 from .frontend.printer import format_program
 from .values import array_to_nested, complex_pair, format_value, to_json
 
@@ -93,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "FILE.so for obj/shared)")
     compile_cmd.add_argument("--no-invcheck", action="store_true",
                              help="emit no reversibility checks")
+    compile_cmd.add_argument("--signature", action="append", default=[],
+                             metavar="'NAME(T, …)'",
+                             help="the parameter types to compile a function for, e.g. "
+                             "'norm(f64, f64[:])' (repeatable, one per function)")
 
     check_cmd = commands.add_parser("check", help="report every static error of a program")
     check_cmd.add_argument("file", metavar="FILE")
@@ -188,13 +193,16 @@ def _options_first(argv: list[str]) -> list[str]:
             break
         if token.startswith("--") or token in ("-h", "-o"):
             options.append(token)
-            if token in ("--backend", "--loss", "--emit", "--cc", "-o") and i + 1 < len(rest):
+            if token in _TAKES_VALUE and i + 1 < len(rest):
                 options.append(rest[i + 1])
                 i += 1
         else:
             positionals.append(token)
         i += 1
     return [command, *options, "--", *positionals] if positionals else [command, *options]
+
+
+_TAKES_VALUE = ("--backend", "--loss", "--emit", "--cc", "--signature", "-o")
 
 
 def _command_run(options) -> int:
@@ -317,18 +325,26 @@ def _command_invert(options) -> int:
 def _command_compile(options) -> int:
     unit = load_unit(options.file)
     check(unit)
+    try:
+        signatures = _signatures(unit, options.signature)
+    except _BadSignature as bad:
+        sys.stderr.write(f"rlang: error: {bad}\n")
+        return EXIT_USAGE
     invcheck = not options.no_invcheck
     stem = Path(options.file).with_suffix("")
     if options.emit == "ptx":
-        return _emit_ptx(unit, options, invcheck)
+        return _emit_ptx(unit, options, invcheck, signatures)
     from .backends.llvm.aot import compile_file, write_shared   # imports llvmlite
 
     if options.emit == "shared":
-        output = options.output or f"{stem}.so"
-        for written in write_shared(unit, output, invcheck):
-            print(f"wrote {written}")
+        written, skipped = write_shared(unit, options.output or f"{stem}.so", invcheck,
+                                        signatures)
+        _report_left_out(skipped)
+        for path in written:
+            print(f"wrote {path}")
         return 0
-    result = compile_file(unit, options.emit, invcheck)
+    result, skipped = compile_file(unit, options.emit, invcheck, signatures)
+    _report_left_out(skipped)
     if options.emit == "obj":
         output = options.output or f"{stem}.o"
         _write_output(output, result)
@@ -339,6 +355,49 @@ def _command_compile(options) -> int:
     else:
         sys.stdout.write(result)
     return 0
+
+
+class _BadSignature(Exception):
+    """A `--signature` that cannot be used: the message names it and says why."""
+
+
+def _signatures(unit, texts: list[str]) -> dict:
+    """The `--signature 'NAME(T, …)'` options as function name → IR parameter types;
+    _BadSignature for one that does not parse, names no function of the program,
+    has the wrong number of types, or repeats a function."""
+    from .lower.entries import ir_type
+
+    signatures = {}
+    for text in texts:
+        try:
+            name, types = parse_signature(text, "--signature")
+        except ParseError as error:
+            raise _BadSignature(f"--signature {text!r}: {error.message} (at column "
+                                f"{error.span.col}); write it as NAME(T, …), e.g. "
+                                "'norm(f64, f64[:])'") from None
+        fn = unit.functions.get(name)
+        if fn is None:
+            raise _BadSignature(f"--signature {text!r}: {unit.file} has no "
+                                f"function `{name}`; it defines "
+                                f"{', '.join(unit.functions) or 'no functions'}")
+        if name in signatures:
+            raise _BadSignature(f"--signature {text!r}: `{name}` has a signature already; "
+                                "give one per function")
+        if len(types) != len(fn.params):
+            raise _BadSignature(f"--signature {text!r}: `{name}` takes {len(fn.params)} "
+                                f"parameter(s) ({', '.join(p.name for p in fn.params)}), "
+                                f"the signature gives {len(types)}")
+        signatures[name] = tuple(ir_type(t) for t in types)
+    return signatures
+
+
+def _report_left_out(skipped) -> None:
+    """Name each function `rlang compile` left out, and why, on stderr."""
+    for name, why in skipped:
+        sys.stderr.write(f"rlang: warning: `{name}` is not compiled: {why}\n")
+    if skipped:
+        sys.stderr.write("rlang: (give a function's parameter types with "
+                         "--signature 'NAME(T, …)', docs/cli.md)\n")
 
 
 def _write_output(path: str, data: str | bytes) -> None:
@@ -353,7 +412,7 @@ def _write_output(path: str, data: str | bytes) -> None:
         raise RlangError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _emit_ptx(unit, options, invcheck: bool) -> int:
+def _emit_ptx(unit, options, invcheck: bool, signatures: dict) -> int:
     """`rlang compile FILE --emit ptx [--cc X.Y] [-o OUT]` (docs/cuda.md)."""
     try:
         cc = tuple(int(part) for part in options.cc.split("."))
@@ -364,7 +423,8 @@ def _emit_ptx(unit, options, invcheck: bool) -> int:
                          "e.g. 7.5")
     from .backends.cuda.ptx import ptx_text
 
-    text = ptx_text(unit, invcheck, cc)
+    text, skipped = ptx_text(unit, invcheck, cc, signatures)
+    _report_left_out(skipped)
     if options.output:
         _write_output(options.output, text)
         print(f"wrote {options.output}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .span import Span, source_line
+from .span import Span, location, source_line
 
 
 @dataclass
@@ -46,9 +46,8 @@ class RlangError(Exception):
         self.omitted_frames = 0
 
     def __str__(self) -> str:
-        if self.span is None or self.span.line == 0:
-            return self.message
-        return f"{self.span}: {self.message}"
+        where = location(self.span)
+        return f"{where}: {self.message}" if where else self.message
 
     def add_frame(self, frame: Frame) -> None:
         self.frames.append(frame)
@@ -56,8 +55,8 @@ class RlangError(Exception):
     def render(self) -> str:
         """The full text of the error, as the command line prints it."""
         out = []
-        where = f"{self.span}: " if self.span is not None and self.span.line > 0 else ""
-        out.append(f"{where}error: {self.message}")
+        where = location(self.span)
+        out.append(f"{where}: error: {self.message}" if where else f"error: {self.message}")
         out.extend(_quote(self.span))
         for note in self.notes:
             out.append(f"  note: {note}")

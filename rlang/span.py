@@ -24,6 +24,20 @@ class Span:
 
 NO_SPAN = Span("<unknown>", 0, 0, 0, 0)
 
+
+def file_span(file: str) -> Span:
+    """A span naming the file `file` as a whole, at no line: the span of an error
+    about the file itself (one that cannot be read)."""
+    return Span(file, 0, 0, 0, 0)
+
+
+def location(span: Span | None) -> str:
+    """Where `span` is, as errors begin: `file:line:col`, `file` for a span of a whole
+    file (`file_span`), "" for no span or NO_SPAN."""
+    if span is None or span is NO_SPAN or span.file == NO_SPAN.file:
+        return ""
+    return str(span) if span.line > 0 else span.file
+
 #: file name -> source text, filled by the parser.
 SOURCES: dict[str, str] = {}
 

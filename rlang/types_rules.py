@@ -8,12 +8,25 @@ of a registry function (the rules of rlang/interp/scalar_functions.py).
 from __future__ import annotations
 
 from .errors import RlangError, RlangTypeError
+from .values import with_article
 
 #: Rank of the promotable scalar types.
 RANK = {"bool": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4, "complex": 5}
 
 #: The scalar types the compiled backends handle so far.
 SUPPORTED_SCALARS = ("bool", "i32", "i64", "f32", "f64", "fixed", "ulog", "complex")
+
+
+#: The operators on integers and bools only (LANGUAGE.md §3: `^` is xor, not power).
+BITWISE_OPS = ("^", "&", "|", "<<", ">>")
+
+
+def bitwise_operand_message(op: str, operand_type: str) -> str:
+    """What is wrong with `a op b`, op one of BITWISE_OPS, when an operand has the type
+    `operand_type` (not an integer or bool): the same words from the interpreter, at
+    run time, and from the checker, where the type is plain in the source."""
+    hint = "; did you mean `**`?" if op == "^" and operand_type in ("f64", "f32") else ""
+    return f"`{op}` needs integers or bools, got {with_article(operand_type)}{hint}"
 
 
 class BackendUnsupported(RlangError):

@@ -45,6 +45,7 @@ from .ast import is_number_literal
 from .invert import invert_body
 from .printer import format_expr as _src, format_type
 from ..span import NO_SPAN, Span
+from ..types_rules import BITWISE_OPS, bitwise_operand_message
 from .unit import Unit
 from ..deep import run_deep
 
@@ -54,6 +55,9 @@ from ..deep import run_deep
 MAX_CHECK_SECONDS = 60.0
 
 _INTEGER_TYPES = ("i64", "i32", "bool")
+#: Operand types that the bitwise operators refuse, as the interpreter's `_bitwise`
+#: does (fixed and ulog take their number systems' own path and words).
+_NOT_BITWISE = ("f64", "f32", "complex")
 _SHAPE_READERS = ("length", "size")       # read only the shape of their first argument
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
 _KIND_TEXT = {"param": "a parameter", "index": "a `for` index", "const": "a constant",
@@ -558,8 +562,23 @@ def _read(ctx: _Ctx, expr, alloc_value: bool = False) -> None:
             ctx.error(f"unknown field `.{expr.name}`; only `.re` and `.im` exist", expr.span)
         case Call():
             _check_builtin_call(ctx, expr, alloc_value)
+        case Binary() if expr.op in BITWISE_OPS:
+            _check_bitwise(ctx, expr)
     for child in _children(expr):
         _read(ctx, child)
+
+
+def _check_bitwise(ctx: _Ctx, expr: Binary) -> None:
+    """`^ & | << >>` with an operand that is plainly a float or a complex: the error
+    the interpreter raises when it runs it (LANGUAGE.md §3: `^` between floats is a
+    type error).  An operand of unknown type (a generic parameter) is left to run
+    time, which checks every operand."""
+    for operand in (expr.left, expr.right):
+        known = _infer(operand, ctx.env)
+        if known is not None and not known.is_stack and known.ndim == 0 \
+                and known.scalar in _NOT_BITWISE:
+            ctx.error(bitwise_operand_message(expr.op, known.scalar), expr.span)
+            return
 
 
 def _lookup(ctx: _Ctx, name: Name) -> None:

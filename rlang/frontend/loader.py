@@ -12,18 +12,22 @@ from pathlib import Path
 
 from . import ast
 from ..errors import ParseError
-from ..span import Span, register_source
+from ..span import Span, file_span, register_source
 from .unit import Unit
 
 STD_DIR = Path(__file__).resolve().parent.parent / "std"
 
 
-def read_source(path: str, span: Span | None = None) -> str:
-    """The text of `path`, or a ParseError saying why it cannot be read."""
+def read_source(path: str, span: Span | None = None, notes: tuple = ()) -> str:
+    """The text of `path`, or a ParseError saying why it cannot be read, at `span`
+    (the include that names the file), else at a span naming the file itself, with
+    `notes` (where the path was looked for) when the file is not there."""
+    span = span or file_span(path)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise ParseError(f"file not found: {path}", span) from None
+        shown = f"std/{Path(path).name}" if Path(path).parent == STD_DIR else path
+        raise ParseError(f"file not found: {shown}", span, notes) from None
     except IsADirectoryError:
         raise ParseError(f"{path} is a directory, not a .rev file", span) from None
     except OSError as error:
@@ -42,7 +46,9 @@ def read_source(path: str, span: Span | None = None) -> str:
 
 def load_unit(path: str) -> Unit:
     """Parse `path` and everything it includes."""
-    return loads_unit(read_source(path), path)
+    where = () if Path(path).is_absolute() else \
+        (f"a relative path is taken from the current directory, {Path.cwd()}",)
+    return loads_unit(read_source(path, notes=where), path)
 
 
 def loads_unit(text: str, file: str = "<string>") -> Unit:
@@ -69,6 +75,19 @@ def _resolve(include: ast.Include, including_file: str) -> str:
     return str(base / include.path)
 
 
+def _include_notes(include: ast.Include, including_file: str) -> tuple:
+    """Where an include's file was looked for, said for a user."""
+    if include.path.startswith("std/"):
+        shipped = sorted(f"std/{p.name}" for p in STD_DIR.glob("*.rev"))
+        return (f"`std/…` names the standard library, which has {', '.join(shipped)}",)
+    if Path(include.path).is_absolute():
+        return ()
+    base = Path(including_file).parent if not including_file.startswith("<") else Path(".")
+    where = "the current directory" if str(base) == "." else f"{base}/"
+    return (f"an include's path is taken from the directory of the including file "
+            f"(here {where})",)
+
+
 def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: set) -> None:
     for item in program.items:
         if isinstance(item, ast.Include):
@@ -82,7 +101,7 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             seen.add(key)
             from .parser import parse
 
-            included = parse(read_source(path, item.span), path)
+            included = parse(read_source(path, item.span, _include_notes(item, file)), path)
             unit.included_programs.append(included)
             active.append(key)
             _collect(unit, included, path, active, seen)

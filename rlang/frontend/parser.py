@@ -2,7 +2,8 @@
 
 `parse(text, file)` returns an `ast.Program`; `parse_expression(text, file)` one
 expression (used for command-line arguments); `parse_statements(text, file)` a tuple
-of statements (the REPL's top-level input).  All raise `ParseError` carrying a
+of statements (the REPL's top-level input); `parse_signature(text, file)` the
+`NAME(T, …)` of `rlang compile --signature`.  All raise `ParseError` carrying a
 span and, in words, what was expected; `ParseError.incomplete` says that the text
 ended too early (the REPL uses it to ask for more lines).
 
@@ -155,6 +156,12 @@ def parse_expression(text: str, file: str = "<argument>") -> object:
 def parse_statements(text: str, file: str = "<input>") -> tuple:
     """Parse a list of statements, as a function body holds (a REPL input)."""
     return run_deep(_run, text, file, "body")
+
+
+def parse_signature(text: str, file: str = "<signature>") -> tuple:
+    """Parse `NAME(T, …)` (`rlang compile --signature`) into (name, tuple of
+    ast.TypeRef)."""
+    return run_deep(_run, text, file, "signature")
 
 
 def _run(text: str, file: str, start: str):
@@ -318,6 +325,13 @@ class _ToAst(Transformer):
         inline, name, params, body = children
         return ast.Function(str(name), params or (), body, inline=inline is not None,
                             span=self._span(meta))
+
+    def signature(self, meta, children):
+        name, types = children
+        return str(name), types or ()
+
+    def types(self, meta, children):
+        return tuple(children)
 
     def params(self, meta, children):
         return tuple(children)

@@ -22,7 +22,7 @@ from ..dual import Dual, parts, refuse_tangent
 from ..ieee import float_div, float_pow
 from ..numbers import F32, I32, Fixed, ULog
 from ..primitives import complex_power
-from ..types_rules import promote
+from ..types_rules import BITWISE_OPS, bitwise_operand_message, promote
 from ..values import a_type, format_value, type_name, wrap_i64
 
 _RANK = {bool: 0, I32: 1, int: 2, F32: 3, float: 4, complex: 5}
@@ -76,7 +76,7 @@ def binary(op: str, a, b, span):
         return system_binary(op, a, b, span)
     if op in _ARITHMETIC:
         return _ARITHMETIC[op](a, b, span)
-    if op in _BITWISE:
+    if op in BITWISE_OPS:
         return _bitwise(op, a, b, span)
     if op in _COMPARE:
         return _compare(op, a, b, span)
@@ -153,7 +153,6 @@ def _pow(a, b, span):
 
 _ARITHMETIC = {"+": _add, "-": _sub, "*": _mul, "/": _truediv, "//": _floordiv, "%": _mod,
                "**": _pow}
-_BITWISE = ("^", "&", "|", "<<", ">>")
 _COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 
@@ -162,9 +161,7 @@ def _bitwise(op, a, b, span):
         return {"^": a != b, "&": a and b, "|": a or b}[op]
     for value in (a, b):
         if not isinstance(value, int):
-            hint = "; did you mean `**`?" if op == "^" and isinstance(value, float) else ""
-            raise RlangTypeError(f"`{op}` needs integers or bools, got {a_type(value)}{hint}",
-                                 span)
+            raise RlangTypeError(bitwise_operand_message(op, type_name(value)), span)
     kind = type(a) if op in ("<<", ">>") else _result_type(type(a), type(b))
     kind = int if kind is bool else kind
     a, b = int(a), int(b)

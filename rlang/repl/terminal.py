@@ -9,6 +9,7 @@ when Ctrl-D or `:quit` ends the session.
   $XDG_DATA_HOME/rlang/history, else ~/.local/share/rlang/history.
 - Tab completes keywords, annotations, built-ins, instructions, types, the session's
   functions, constants and variables, `:` commands, and file names after `:load`.
+- A paste is typed line by line, each newline an Enter (Note [Pasted input]).
 - Enter runs the input when it is complete (reader.is_complete: a genuine syntax
   error counts as complete, so it is reported at once) and otherwise starts a new,
   indented line; Escape Enter always starts a new line.  A recalled history entry
@@ -27,6 +28,8 @@ from prompt_toolkit.completion import Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding.key_processor import KeyPress
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.lexers import PygmentsLexer
 
 from .. import __version__
@@ -146,7 +149,43 @@ def key_bindings() -> KeyBindings:
     def _newline(event):
         event.current_buffer.insert_text("\n" + next_line_indent(event.current_buffer.document))
 
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event):                  # Note [Pasted input]
+        if "\n" in event.data or "\r" in event.data:
+            event.key_processor.feed_multiple(pasted_keys(event.data), first=True)
+        else:
+            event.current_buffer.insert_text(event.data)
+
     return bindings
+
+
+def pasted_keys(text: str) -> list[KeyPress]:
+    """The keys that type the pasted `text` line by line: each line (without the
+    indentation it brought, which the REPL gives it) as one paste of its own, and an
+    Enter after each line but the last."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    keys = []
+    for number, line in enumerate(lines):
+        if number:
+            keys.append(KeyPress(Keys.ControlM, "\r"))
+            line = line.lstrip(" \t")
+        if line:
+            keys.append(KeyPress(Keys.BracketedPaste, line))
+    return keys
+
+
+# Note [Pasted input]
+# ~~~~~~~~~~~~~~~~~~~
+# A terminal marks pasted text (bracketed paste), and prompt-toolkit inserted it
+# as it came: its newlines were new lines, not Enter.  So a pasted `end` (and
+# anything pasted after it) neither closed the block it ended nor moved back from
+# the indentation the REPL had put before it, and the input never ran: the text
+# after it was taken as more of the same input.  A paste is therefore typed: each
+# newline is an Enter (the REPL dedents a closing line, runs a complete input, or
+# starts an indented line), and each line is inserted without its own leading
+# indentation, which the Enter before it has already given.  What follows an Enter
+# that ran an input stays queued: prompt-toolkit gives it to the next prompt as
+# typeahead, as it does for keys typed faster than the prompt returns.
 
 
 def prompt_session(session, input=None, output=None, history=None) -> PromptSession:

@@ -86,6 +86,34 @@ def test_an_open_bracket_or_trailing_operator_continues():
     assert (out, err) == (BANNER + "3.0\n", "")
 
 
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"     # a terminal's bracketed paste
+
+
+@pytest.mark.parametrize("pasted", ["end\n", "end\r", "end\r\n"])
+def test_an_end_pasted_on_an_indented_line_closes_the_function(pasted):
+    # #23: the pasted `end` stayed indented and its newline was a new line, not Enter:
+    # the function never closed, and the next input was taken as more of it
+    keys = "function f(y!)\ry! += 1\r" + PASTE_START + pasted + PASTE_END + "y ← 1\rf(y)\ry\r"
+    code, out, err, prompter = interact(keys)
+    assert (code, out, err) == (0, BANNER + "2\n", "")
+    assert list(prompter.history.get_strings())[:2] == \
+        ["function f(y!)\n    y! += 1\nend", "y ← 1"]
+
+
+def test_a_pasted_program_runs_input_by_input_as_if_typed():
+    pasted = ("function f(y!)\n    if (y! > 0, ~)\n        y! += 1\n    end\nend\n"
+              "y ← 1\nf(y)\n")
+    code, out, err, prompter = interact(PASTE_START + pasted + PASTE_END + "y\r")
+    assert (code, out, err) == (0, BANNER + "2\n", "")
+    assert list(prompter.history.get_strings())[:3] == [
+        "function f(y!)\n    if (y! > 0, ~)\n        y! += 1\n    end\nend", "y ← 1", "f(y)"]
+
+
+def test_a_paste_without_a_newline_is_inserted_as_it_is():
+    code, out, err, _ = interact("x ← 2\r" + PASTE_START + "x +   1" + PASTE_END + "\r")
+    assert (out, err) == (BANNER + "3\n", "")
+
+
 def test_a_syntax_error_is_reported_at_once_and_the_session_goes_on():
     code, out, err, _ = interact("x ← 1\r1 +* 2\rx\r")
     assert out == BANNER + "1\n"

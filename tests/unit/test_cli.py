@@ -461,3 +461,11 @@ def test_the_command_line_leaves_with_its_output_and_status(module, tmp_path):
     assert done.returncode == 1 and "file not found" in done.stderr
     done = run("run", "--bogus")
     assert done.returncode == 2
+
+
+def test_a_missing_file_is_named_where_the_error_begins(run_cli, tmp_path):
+    # #23: the error had no span; now it names the file, as every error names its place
+    code, out, err = run_cli("run", "nonexistent.rev")
+    assert (code, out) == (1, "")
+    assert err.startswith("nonexistent.rev: error: file not found: nonexistent.rev\n"
+                          "  note: a relative path is taken from the current directory, ")

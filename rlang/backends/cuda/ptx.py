@@ -1,9 +1,9 @@
 """`rlang compile FILE --emit ptx [--cc MAJOR.MINOR]`: PTX of a program's GPU code.
 
-`ptx_text(unit, invcheck, cc)` specialises every function (and its inverse, and
-the gradient passes) for its declared parameter types, as `rlang compile` does for
-the llvm backend (rlang/backends/llvm/aot.py: an undeclared parameter is f64, else
-i64), writes the cuda backend's program (rlang/backends/cuda/emit.py), and compiles
+`ptx_text(unit, invcheck, cc, signatures)` specialises every function (and its
+inverse, and the gradient passes) for the parameter types that `rlang compile`
+picks for the llvm backend (rlang/lower/entries.py: `--signature`, else declared,
+else from use), writes the cuda backend's program (rlang/backends/cuda/emit.py), and compiles
 with `numba.cuda.compile_ptx` for compute capability `cc` — no GPU needed, only
 the CUDA toolkit's NVVM (the `cuda` extra installs it).  Without numba-cuda or
 NVVM, or for a `cc` the installed NVVM does not compile for, it raises RlangError
@@ -48,8 +48,10 @@ def _numba_type(t, narrow_as_wide: bool = False):
     return scalars[t]
 
 
-def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
-    """The PTX text of `unit` for compute capability `cc` (a (major, minor) pair)."""
+def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC,
+             signatures: dict | None = None) -> tuple:
+    """(The PTX text of `unit` for compute capability `cc` (a (major, minor) pair),
+    the functions left out as (name, reason)); `signatures` as for entries_of."""
     try:
         from numba import cuda
 
@@ -57,7 +59,7 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
     except ImportError as error:
         raise RlangError(f"--emit ptx needs numba-cuda ({error}): "
                          "pip install 'rlang[cuda]'") from None
-    entries, skipped = entries_of(unit, invcheck)
+    entries, skipped = entries_of(unit, invcheck, signatures)
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled for the GPU: "
                                  + "; ".join(f"{n}: {m}" for n, m in skipped))
@@ -75,7 +77,7 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC) -> str:
     out += [f"// left out: {name}: {reason}" for name, reason in skipped]
     with _target_cc(cc), _nvvm_errors(cc):
         _compile_all(out, program, space, python_functions, module, cc)
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", skipped
 
 
 class _nvvm_errors:

@@ -1,9 +1,11 @@
 """Ahead-of-time compilation: `rlang compile FILE --emit llvm|asm|obj|shared [-o OUT]`.
 
-`compile_file(unit, emit, invcheck)` specialises every function of the program (and
-its inverse) for its declared parameter types, an undeclared parameter being f64
-(docs/backends.md), and returns the LLVM IR text, the assembly, or the object code.
-`write_shared(unit, path, invcheck)` links a shared library with `cc -shared` and
+`compile_file(unit, emit, invcheck, signatures)` specialises every function of the
+program (and its inverse) for the types `signatures` gives it, else its declared
+parameter types, an undeclared parameter being what its use shows
+(rlang/lower/entries.py, docs/backends.md), and returns the LLVM IR text, the
+assembly, or the object code, with the functions left out and why.
+`write_shared(unit, path, invcheck, signatures)` links a shared library with `cc -shared` and
 writes the C header `path` with `.h` beside it, declaring the descriptor types, the
 context size and every entry point (forward `rev_NAME__TYPES`, inverse
 `rev_inv_NAME__TYPES`, and the gradient passes `rev_grad_inv_NAME__TYPES` (of NAME)
@@ -11,9 +13,9 @@ and `rev_grad_NAME__TYPES` (of ~NAME), whose parameters are those of the functio
 followed by one gradient per float parameter; calling convention:
 rlang/backends/abi.py).
 
-Functions the llvm backend cannot compile yet (or cannot type as declared: an
-undeclared parameter is f64) are left out, each named with the reason in the
-header; BackendUnsupported when none compiles.  `main` is compiled forward only,
+Functions the llvm backend cannot compile yet (or cannot type as declared or
+inferred) are left out, each named with the reason (returned, and in the header);
+BackendUnsupported when none compiles.  `main` is compiled forward only,
 with its store as extra pointer parameters after its (no) arguments.
 """
 from __future__ import annotations
@@ -36,9 +38,10 @@ from .emit import emit_module
 from .jit import optimise, target_machine
 
 
-def compiled_module(unit, invcheck: bool):
-    """(IR module, its LLVM module, the entry list, the functions left out)."""
-    entries, skipped = entries_of(unit, invcheck)
+def compiled_module(unit, invcheck: bool, signatures: dict | None = None):
+    """(IR module, its LLVM module, the entry list, the functions left out as
+    (name, reason)); `signatures`: name → IR parameter types (entries_of)."""
+    entries, skipped = entries_of(unit, invcheck, signatures)
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled yet: " +
                                  "; ".join(f"{n}: {m}" for n, m in skipped))
@@ -46,20 +49,24 @@ def compiled_module(unit, invcheck: bool):
     return module, emit_module(module, Path(unit.file).stem, python_entries=False), entries, skipped
 
 
-def compile_file(unit, emit: str, invcheck: bool = True):
-    """LLVM IR (str), assembly (str) or object code (bytes) of the whole program."""
-    _, llvm_module, _, _ = compiled_module(unit, invcheck)
+def compile_file(unit, emit: str, invcheck: bool = True,
+                 signatures: dict | None = None) -> tuple:
+    """(LLVM IR (str), assembly (str) or object code (bytes) of the whole program,
+    the functions left out as (name, reason))."""
+    _, llvm_module, _, skipped = compiled_module(unit, invcheck, signatures)
     if emit == "llvm":
-        return str(llvm_module)
+        return str(llvm_module), skipped
     machine = target_machine(reloc="pic")
     optimised = optimise(str(llvm_module), machine)
-    return machine.emit_assembly(optimised) if emit == "asm" else \
-        machine.emit_object(optimised)
+    return (machine.emit_assembly(optimised) if emit == "asm" else
+            machine.emit_object(optimised)), skipped
 
 
-def write_shared(unit, path: str, invcheck: bool = True) -> list[str]:
-    """Write the shared library `path` and its header; return the files written."""
-    module, llvm_module, entries, skipped = compiled_module(unit, invcheck)
+def write_shared(unit, path: str, invcheck: bool = True,
+                 signatures: dict | None = None) -> tuple:
+    """Write the shared library `path` and its header; return (the files written,
+    the functions left out as (name, reason))."""
+    module, llvm_module, entries, skipped = compiled_module(unit, invcheck, signatures)
     machine = target_machine(reloc="pic")
     obj = machine.emit_object(optimise(str(llvm_module), machine))
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
@@ -77,7 +84,7 @@ def write_shared(unit, path: str, invcheck: bool = True) -> list[str]:
         header.write_text(c_header(module, entries, skipped, Path(unit.file).name))
     except OSError as error:
         raise RlangError(f"cannot write {header}: {error.strerror or error}") from None
-    return [str(path), str(header)]
+    return [str(path), str(header)], skipped
 
 
 def c_header(module: ir.Module, entries, skipped, source: str) -> str:

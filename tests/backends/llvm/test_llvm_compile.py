@@ -194,3 +194,116 @@ def test_the_same_program_at_two_paths_reports_its_own_path(tmp_path):
         with pytest.raises(rl.RlangError) as error:
             rl.load(str(path), backend="llvm").f(1)
         assert str(error.value).startswith(str(path) + ":2:"), str(error.value)
+
+
+# ------------------------------------ generic functions: types from use, --signature
+
+GENERIC_SOURCE = """\
+function norm(s!, xs)
+    for i = 0:length(xs) - 1
+        s! += xs[i] * xs[i]
+    end
+end
+
+function corner(s!, m)
+    s! += m[0, size(m, 1) - 1]
+end
+
+function pick(s!, xs, k)
+    s! += xs[k]
+end
+
+function outer(s!, v)
+    norm(s!, v)
+end
+"""
+
+
+@pytest.mark.parametrize("emit, defined", [
+    ("llvm", lambda out, symbol: f'define i32 @"{symbol}"' in out),
+    ("asm", lambda out, symbol: f"{symbol}:" in out),
+])
+def test_parameters_used_as_arrays_are_arrays_of_their_rank(tmp_path, emit, defined):
+    # #23: `norm` (whose `xs` is an array only by its use) was left out without a word
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", emit, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    for symbol in ("rev_norm__f64_f64a1", "rev_inv_norm__f64_f64a1", "rev_corner__f64_f64a2",
+                   "rev_pick__f64_f64a1_i64", "rev_outer__f64_f64a1"):
+        assert defined(done.stdout, symbol), symbol
+
+
+def test_an_inferred_signature_runs_from_c(tmp_path):
+    import ctypes
+
+    from rlang.backends import abi
+
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", "shared", "-o", "libprog.so", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "int32_t rev_norm__f64_f64a1(int64_t *ctx, double *s_, rev_array1 *xs);" in \
+        (tmp_path / "libprog.h").read_text()
+
+    class Array1(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * 1),
+                    ("strides", ctypes.c_int64 * 1)]
+
+    lib = ctypes.CDLL(str(tmp_path / "libprog.so"))
+    ctx = (ctypes.c_int64 * abi.CTX_WORDS)()
+    ctx[abi.CTX_MAX_DEPTH] = 10000
+    data = (ctypes.c_double * 3)(1.0, 2.0, 3.0)
+    xs = Array1(ctypes.cast(data, ctypes.c_void_p), (ctypes.c_int64 * 1)(3),
+                (ctypes.c_int64 * 1)(1))
+    s = ctypes.c_double(0.5)
+    assert lib.rev_norm__f64_f64a1(ctx, ctypes.byref(s), ctypes.byref(xs)) == 0
+    assert s.value == 14.5
+
+
+def test_a_function_left_out_is_named_with_its_reason(tmp_path):
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE + "function both(s!, v)\n"
+                                       "    s! += v[0]\n    s! += v[0, 1]\nend\n")
+    done = rlang("compile", "prog.rev", "--emit", "asm", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "`both` is not compiled: f64[:,:] needs 2 indices, got 1" in done.stderr
+    assert "rev_norm__f64_f64a1:" in done.stdout
+
+
+def test_a_signature_on_the_command_line_picks_the_types(tmp_path):
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE)
+    done = rlang("compile", "prog.rev", "--signature", "norm(f64, f32[:])",
+                 "--signature=pick(i64, i64[:], i64)", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert 'define i32 @"rev_norm__f64_f32a1"' in done.stdout
+    assert 'define i32 @"rev_pick__i64_i64a1_i64"' in done.stdout
+    assert 'define i32 @"rev_pick__f64_f64a1_i64"' not in done.stdout
+
+
+def test_a_signature_against_the_declared_types_leaves_the_function_out(tmp_path):
+    (tmp_path / "prog.rev").write_text(SOURCE)
+    done = rlang("compile", "prog.rev", "--signature", "poke!(i64[:], i64)", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "`poke!` is not compiled: argument `x` of `poke!` must be an f64[:], got an " \
+        "i64[:]" in done.stderr
+
+
+@pytest.mark.parametrize("signature, message", [
+    ("norm(f6, f64[:])", "--signature 'norm(f6, f64[:])': unknown type 'f6'"),
+    ("norm(f64, f64[:]", "--signature 'norm(f64, f64[:]': unexpected end of input"),
+    ("nosuch(f64)", "--signature 'nosuch(f64)': prog.rev has no function `nosuch`; it "
+                    "defines norm, corner, pick, outer"),
+    ("norm(f64)", "--signature 'norm(f64)': `norm` takes 2 parameter(s) (s!, xs), the "
+                  "signature gives 1"),
+])
+def test_a_bad_signature_is_a_command_line_error_naming_it(tmp_path, signature, message):
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE)
+    done = rlang("compile", "prog.rev", "--signature", signature, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("rlang: error: " + message), done.stderr
+
+
+def test_two_signatures_for_one_function_are_refused(tmp_path):
+    (tmp_path / "prog.rev").write_text(GENERIC_SOURCE)
+    done = rlang("compile", "prog.rev", "--signature", "norm(f64, f64[:])",
+                 "--signature", "norm(f64, f32[:])", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "`norm` has a signature already; give one per function" in done.stderr

@@ -547,3 +547,32 @@ def test_the_views_a_long_sum_reads_are_found_in_linear_work(monkeypatch):
         views = checker._read_views(expr)
         assert len(views) == n and all(v == ast.Name("y") for v in views)
         assert len(calls) <= 2 * n          # was a generator chain: O(n²) steps
+
+
+# ------------------------------------------- `^` and the bitwise operators on floats
+
+XOR_HINT = "`^` needs integers or bools, got an f64; did you mean `**`?"
+
+
+@pytest.mark.parametrize("lines, params, found", [
+    # #23: LANGUAGE.md §3 makes `^` between floats a type error; only a run said so
+    (["y! += x ^ 2"], "y!: i64, x: f64", (2, 11, XOR_HINT)),
+    (["y! += 2 ^ 3.0"], "y!: i64", (2, 11, XOR_HINT)),
+    (["t ← f32(1.5)", "y! += t ^ 1", "t → f32(1.5)"], "y!: i64",
+     (3, 11, "`^` needs integers or bools, got an f32; did you mean `**`?")),
+    (["y! += k & a[0]"], "y!: i64, k: i64, a: f64[:]",
+     (2, 11, "`&` needs integers or bools, got an f64")),
+    (["if (c ^ 1) == 0", "    y! += 1", "end"], "y!: i64, c: complex",
+     (2, 9, "`^` needs integers or bools, got a complex")),
+])
+def test_bitwise_operators_on_plain_floats_are_type_errors(lines, params, found):
+    assert one_error(body(*lines, params=params)) == found
+
+
+@pytest.mark.parametrize("lines, params", [
+    (["y! += x ^ k"], "y!, x, k"),                # types only the run knows
+    (["y! += k ^ 3"], "y!: i64, k: i64"),
+    (["b! ^= p ^ true"], "b!: bool, p: bool"),
+])
+def test_bitwise_operators_on_integers_or_unknown_types_pass(lines, params):
+    clean(body(*lines, params=params))

@@ -197,3 +197,29 @@ def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
     path = tmp_path / "bom.rev"
     path.write_bytes(b"\xef\xbb\xbffunction main()\n    x \xe2\x86\x90 2\nend\n")
     assert rlang.load(path).run_main() == [("x", 2)]
+
+
+def test_a_missing_file_has_a_span_naming_it(tmp_path, monkeypatch):
+    # #23: `rlang.load("nonexistent.rev")` said "file not found" with no span at all
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ParseError) as info:
+        rlang.load("nonexistent.rev")
+    assert info.value.span.file == "nonexistent.rev"
+    assert str(info.value) == "nonexistent.rev: file not found: nonexistent.rev"
+    assert info.value.render().splitlines() == [
+        "nonexistent.rev: error: file not found: nonexistent.rev",
+        f"  note: a relative path is taken from the current directory, {tmp_path}"]
+
+
+def test_a_missing_include_says_where_it_was_looked_for(tmp_path, write_rev):
+    (tmp_path / "lib").mkdir()
+    main = write_rev(tmp_path / "lib", "main.rev", 'include "gone.rev"\n')
+    with pytest.raises(ParseError) as info:
+        rlang.load(main)
+    assert info.value.span.line == 1
+    assert info.value.notes == (f"an include's path is taken from the directory of the "
+                                f"including file (here {tmp_path / 'lib'}/)",)
+    with pytest.raises(ParseError) as info:
+        rlang.loads('include "std/nope.rev"\n')
+    assert info.value.message == "file not found: std/nope.rev"
+    assert "std/blas.rev" in info.value.notes[0]
