@@ -6,6 +6,9 @@ import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-for folder in (TESTS / "property", TESTS):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+
+
+def share_test_helpers() -> None:
+    for folder in (TESTS / "property", TESTS):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))

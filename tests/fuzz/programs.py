@@ -20,13 +20,14 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-from . import paths  # noqa: F401  (the generators and the agreement helpers)
+from .paths import share_test_helpers
 from .outcome import Disagreement, Outcome, guarded
 
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def make(rng) -> dict:
+    share_test_helpers()
     from gen_parts import RandomDraws
     from generators import build_program
     from systems import build_system_program
@@ -112,6 +113,7 @@ def run(spec: dict) -> Outcome:
 
 
 def _compare(spec: dict) -> None:
+    share_test_helpers()
     import rlang
     from number_systems import agree, magnitude
 

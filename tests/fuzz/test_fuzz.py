@@ -42,3 +42,11 @@ def test_a_case_is_made_from_its_numbers_alone(family):
         assert describe(case)
     specs = {repr(spec_of(Case(family, 11, k))) for k in range(5)}
     assert len(specs) > 1
+
+
+def test_a_fixed_seed_slice_finds_no_defect(tmp_path):
+    report = run(cases(SLICE_SEED, SLICE_COUNT), jobs=2, timeout=120.0, report_dir=tmp_path)
+    assert sum(report.counts.values()) == SLICE_COUNT
+    assert set(report.families) == set(FAMILIES)
+    shown = "\n\n".join(path.read_text()[:3000] for path in sorted(tmp_path.glob("*.txt"))[:5])
+    assert not report.findings, f"{report.summary()}\n{shown}"
