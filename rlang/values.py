@@ -187,9 +187,13 @@ def from_numpy_scalar(value):
     return value
 
 
-def conform(value, declared, convert: bool):
+def conform(value, declared, convert: bool, read_only: bool = False):
     """`value` as the declared parameter type (an ast.TypeRef, or None where the
     parameter has no declared type), or None when it does not conform.
+
+    With `read_only` (the function never writes the parameter), an array whose
+    elements widen to the declared type without loss is converted (a copy): see
+    Note [Widening read-only arrays].
 
     With `convert` (values coming from the command line or from Python), numbers are
     converted where that loses nothing the user could expect to keep (an int for a
@@ -207,15 +211,43 @@ def conform(value, declared, convert: bool):
                 return array_from_nested(value)
             except (ValueError, OverflowError, TypeError):
                 return None
+        if isinstance(value, np.ndarray) and array_scalar(value) is None:
+            return None         # a dtype rev has no type for (uint8, float16, '>f8', …)
         return value
     if declared.is_stack:
         return value if isinstance(value, Stack) and value.elem == declared.scalar else None
     if declared.ndim:
-        return _conform_array(value, declared, convert)
+        return _conform_array(value, declared, convert, read_only)
     return _conform_scalar(value, declared.scalar, convert)
 
 
-def _conform_array(value, declared, convert: bool):
+# Note [Widening read-only arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# LANGUAGE.md §13: integer or narrower float arrays for a wider float parameter are
+# converted when the function only reads them; an array the function writes must
+# already have the parameter's element type (the caller would not see the writes in
+# a copy); arrays are never narrowed.  "Widening" is NumPy's safe casting
+# (`np.can_cast(…, "safe")`: int64 → f64 and f32 → f64 are safe, f64 → f32 and
+# uint64 → i64 are not), to the declared element type among f64, f32, complex, i64
+# and i32, with bool arrays left out (a bool is not a number in rev) and the same
+# element type in the other byte order counted as a widening.  The copy is made once
+# per call, before any backend sees the data.
+_WIDENED_DTYPES = {"f64": np.dtype(np.float64), "f32": np.dtype(np.float32),
+                   "complex": np.dtype(np.complex128), "i64": np.dtype(np.int64),
+                   "i32": np.dtype(np.int32)}
+
+
+def _widened(value, scalar: str):
+    """A converted copy of the host array `value` with `scalar` elements, or None when
+    that would not be a widening (Note [Widening read-only arrays])."""
+    target = _WIDENED_DTYPES.get(scalar)
+    if target is None or type(value) is not np.ndarray or value.dtype.kind not in "iufc" \
+            or not np.can_cast(value.dtype, target, "safe"):
+        return None
+    return value.astype(target)
+
+
+def _conform_array(value, declared, convert: bool, read_only: bool = False):
     scalar = declared.scalar
     if convert and isinstance(value, (list, tuple)):
         try:
@@ -229,6 +261,8 @@ def _conform_array(value, declared, convert: bool):
     if scalar == "fixed" and convert and type(value) is np.ndarray and \
             value.dtype == np.int64:
         return value.view(FixedArray)       # raw fixed-point values, shared memory
+    if convert and read_only:
+        return _widened(value, scalar)
     return None
 
 
@@ -256,7 +290,9 @@ def from_host(value):
             return None
         if value.ndim == 0 and type(value) is np.ndarray:
             return from_host(value[()])     # a 0-d array is a scalar (LANGUAGE.md §13)
-        return value if array_scalar(value) is not None else None
+        # other numeric dtypes stay, for a read-only parameter to widen them (conform)
+        return value if array_scalar(value) is not None or value.dtype.kind in "iufc" \
+            else None
     if isinstance(value, (list, tuple, Stack)):
         return value
     return None

@@ -176,7 +176,8 @@ class Interpreter:
             self.frame_backward = outer_frame
 
     def bind_argument(self, fn, param, value, convert, span):
-        conformed = conform(value, param.type, convert)
+        read_only = fn.params.index(param) not in self.written.get(fn.name, ())
+        conformed = conform(value, param.type, convert, read_only)
         if conformed is None:
             expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \
                 "within i64)" if param.type is None else with_article(format_type(param.type))

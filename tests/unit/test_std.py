@@ -108,9 +108,11 @@ def test_shape_mismatches_are_clean_errors(call):
         call()
 
 
-def test_blas_takes_only_f64_arrays():
+def test_blas_widens_arrays_it_reads_and_takes_only_f64_arrays_it_writes():
+    # LANGUAGE.md §13: an integer array the function only reads is converted
+    assert BLAS.i_sum(0.0, np.arange(3))[0] == 3.0
     with pytest.raises(rlang.RlangTypeError, match="f64"):
-        BLAS.i_sum(0.0, np.arange(3))
+        BLAS["i_axpy!"](np.arange(3), 2.0, np.ones(3))
 
 
 def test_blas_from_a_program(tmp_path, write_rev):

@@ -136,14 +136,15 @@ def test_integer_division_by_zero_inside_a_function_names_the_line():
 
 @pytest.mark.parametrize("expr", ["1.0 ^ 2.0", "2 ^ 0.5", "2.5 ^ 2"])
 def test_xor_on_floats_is_a_type_error_hinting_at_power(expr):
+    # the checker reports it when an operand is a float literal (#23); the run too
     err = error(expr)
-    assert isinstance(err, RlangTypeError)
+    assert isinstance(err, (RlangTypeError, rlang.CheckError))
     assert "did you mean `**`?" in err.message
 
 
 @pytest.mark.parametrize("expr", ["1.5 & 1", "1 | 2.0", "1.0 << 2", "4 >> 1.0", "~1.5"])
 def test_bitwise_operators_need_integers(expr):
-    assert isinstance(error(expr), RlangTypeError)
+    assert isinstance(error(expr), (RlangTypeError, rlang.CheckError))
 
 
 def test_integer_power_with_a_negative_exponent_is_an_error():
