@@ -19,6 +19,8 @@ transform to every function of a module; the derived module shares the site tabl
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir import nodes as ir
 from ..primitives import INSTRUCTION_TABLE
 from .symbolic import FLOATS
@@ -230,8 +232,7 @@ class ShadowFunction:
                         stmt.site)]
 
     def _for(self, stmt: ir.For) -> list:
-        return [ir.For(stmt.var, stmt.start, stmt.step, stmt.stop, self.body(stmt.body),
-                       stmt.site, stmt.step_site, stmt.parallel)]
+        return [replace(stmt, body=self.body(stmt.body))]
 
     def _call(self, stmt: ir.Call) -> list:
         """The derived callee, with the shadows of the float arguments appended

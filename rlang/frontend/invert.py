@@ -13,7 +13,10 @@ the same values from L back to a: `for i = L:-s:a`.  When |s| is the literal 1,
 L is just b (or the loop is empty either way), so the inverse is `for i = b:-s:a`.
 Otherwise the start is written out as the expression `a + s * ((b - a) // s)`, and
 inverting a loop of exactly that shape gives back `for i = a:s:b`, which keeps
-inversion an involution.
+inversion an involution.  `b - a` overflows i64 when the range is wider than 2^63;
+so the interpreter and the compiled backends recognise that shape
+(`inverted_range`) and run the range a:s:b backward, computing L exactly, instead
+of evaluating the expression.
 """
 from __future__ import annotations
 
@@ -154,7 +157,7 @@ def _invert_for(stmt: ast.For) -> ast.For:
     """See Note [Loop inversion]."""
     body = invert_body(stmt.body)
     start, step, stop = stmt.start, stmt.step, stmt.stop
-    original = _undo_last_value(start, step, stop)  # first: its step may be a unit one
+    original = inverted_range(start, step, stop)  # first: its step may be a unit one
     if original is not None:                        # (`--1` inverts to `-1`)
         a, s, b = original
         return replace(stmt, start=a, step=s, stop=b, body=body)
@@ -164,7 +167,7 @@ def _invert_for(stmt: ast.For) -> ast.For:
     return replace(stmt, start=last, step=_negate(step), stop=start, body=body)
 
 
-def _undo_last_value(start, step, stop):
+def inverted_range(start, step, stop):
     """If `for _ = start:step:stop` is the inverse of some `for _ = a:s:b` built by
     `_invert_for`, return (a, s, b); otherwise None."""
     match start:

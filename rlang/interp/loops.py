@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..frontend import ast
 from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
+from ..frontend.invert import inverted_range
 from ..frontend.printer import format_expr
 from ..values import a_type, summarize
 
@@ -32,7 +33,13 @@ def execute_for(interp, stmt: ast.For, env) -> None:
     if step == 0:
         raise RlangRuntimeError("the step of a `for` range must not be zero", stmt.step.span)
     check = interp.invcheck
-    indices = range(start, stop + 1, step) if step > 0 else range(start, stop - 1, step)
+    original = inverted_range(stmt.start, stmt.step, stmt.stop)
+    if original is None:
+        indices = _range(start, step, stop)
+    else:               # a:s:b backward (Note [Loop inversion]), without i64 overflow
+        a, s, b = (_bound(interp, e, env, what) for e, what in
+                   zip(original, ("start", "step", "stop")))
+        indices = reversed(_range(a, s, b))
     tracker = _WriteTracker(interp, stmt) if stmt.parallel and check else None
     var = stmt.var
     try:
@@ -62,6 +69,10 @@ def execute_for(interp, stmt: ast.For, env) -> None:
                 raise ReversibilityError(
                     f"the {what} of the loop range `{format_expr(expr)}` changed from {before} "
                     f"to {now} while the loop ran", expr.span)
+
+
+def _range(start: int, step: int, stop: int) -> range:
+    return range(start, stop + 1, step) if step > 0 else range(start, stop - 1, step)
 
 
 class _WriteTracker:

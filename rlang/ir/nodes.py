@@ -450,7 +450,12 @@ class From:
 @dataclass(frozen=True)
 class For:
     """`for var = start:step:stop` (inclusive).  With `site`, the body may change
-    neither the index (`site`) nor the bounds (`site + 1` … `site + 3`)."""
+    neither the index (`site`) nor the bounds (`site + 1` … `site + 3`).
+
+    `reverse_of`, when set, is (a, s, b): the loop is the inverse of `for var = a:s:b`
+    (start is `a + s * ((b - a) // s)`, Note [Loop inversion] in frontend/invert.py)
+    and visits a:s:b backward, its trip count computed from a, s and b without
+    overflow; start, step and stop are still what the range checks compare."""
 
     var: Var
     start: object
@@ -460,6 +465,7 @@ class For:
     site: int | None
     step_site: int                  # the step must not be zero (always checked)
     parallel: bool = False
+    reverse_of: tuple | None = None
 
 
 @dataclass(frozen=True)

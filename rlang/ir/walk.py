@@ -62,7 +62,7 @@ def stmt_exprs(stmt) -> list:
     if kind is ir.From:
         return [stmt.start, stmt.stop]
     if kind is ir.For:
-        return [stmt.start, stmt.step, stmt.stop]
+        return [stmt.start, stmt.step, stmt.stop, *(stmt.reverse_of or ())]
     if kind is ir.Print:
         return [value for _, value in stmt.args if value is not None]
     if kind is ir.Assert:

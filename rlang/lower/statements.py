@@ -41,7 +41,7 @@ from ..ir import nodes as ir
 from ..errors import RlangTypeError
 from ..frontend.ast import is_number_literal
 from ..interp.evaluate import Evaluator
-from ..frontend.invert import invert_body
+from ..frontend.invert import invert_body, inverted_range
 from .arrays import array_alloc, array_argument, array_dealloc, swap_arrays
 from .complex import Pair, as_pair
 from .expressions import convert, lower_expr
@@ -555,7 +555,11 @@ class _FunctionLowering:
         if site is not None:
             for k, expr in enumerate((stmt.start, stmt.step, stmt.stop)):
                 self.error_site("for_bound", expr.span, (k, texts[k]))
-        return [ir.For(var, start, step, stop, body, site, step_site, stmt.parallel)]
+        original = inverted_range(stmt.start, stmt.step, stmt.stop)
+        reverse_of = None if original is None else \
+            tuple(convert(self.int_expr(e), "i64") for e in original)
+        return [ir.For(var, start, step, stop, body, site, step_site, stmt.parallel,
+                       reverse_of)]
 
     def scoped_body(self, stmts) -> tuple:
         saved = dict(self.scope)

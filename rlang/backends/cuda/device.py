@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from types import FunctionType
 
-from numba import cuda, float32, float64, int32, int64
+from numba import cuda, float32, float64, int32, int64, uint64
 
 from ...interp.comparisons import ATOL
 from ...primitives import BUILTINS
@@ -193,8 +193,15 @@ def shr(a, s):
 
 
 def fcount(start, step, stop):
-    count = (stop - start) // step + 1
-    return count if count > 0 else int64(0)
+    """How many values `for i = start:step:stop` takes (step != 0): the distance as
+    unsigned, so that a range wider than 2^63 counts right (as on llvm)."""
+    if step > 0:
+        if stop < start:
+            return int64(0)
+        return int64((uint64(stop) - uint64(start)) // uint64(step)) + int64(1)
+    if start < stop:
+        return int64(0)
+    return int64((uint64(start) - uint64(stop)) // (uint64(0) - uint64(step))) + int64(1)
 
 
 def differs(x, y):

@@ -535,11 +535,18 @@ class FunctionWriter(ExprWriter):
             self.launch(stmt)
             return
         start, step, stop, count = self.loop_range(stmt)
+        first, stride = start, step
+        if stmt.reverse_of is not None:     # a:s:b backward (Note [Loop inversion])
+            a, s, b = (self.temp(e, k) for e, k in zip(stmt.reverse_of, ("ra", "rs", "rb")))
+            count, first, stride = self.fresh("cnt"), self.fresh("first"), self.fresh("stride")
+            self.emit(f"{count} = fcount({a}, {s}, {b})")
+            self.emit(f"{first} = {a} + ({count} - 1) * {s}")
+            self.emit(f"{stride} = -{s}")
         n, i = self.fresh("n"), self.name(stmt.var)
         self.emit(f"{n} = 0")
         self.emit(f"while {n} < {count}:")
         self.level += 1
-        self.emit(f"{i} = {start} + {n} * {step}")
+        self.emit(f"{i} = {first} + {n} * {stride}")
         self.body(stmt.body)
         self.emit(f"{n} += 1")
         self.level -= 1

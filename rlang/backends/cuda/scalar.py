@@ -102,8 +102,9 @@ def shr(a, s):
 
 
 def fcount(start, step, stop):
-    """How many values `for i = start:step:stop` takes (step != 0)."""
-    return max(0, (stop - start) // step + 1)
+    """How many values `for i = start:step:stop` takes (step != 0), in Python's
+    integers (exact for ranges wider than 2^63)."""
+    return max(0, (int(stop) - int(start)) // int(step) + 1)
 
 
 def differs(x, y):

@@ -622,16 +622,20 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         start, step, stop = (self.expr(e) for e in (stmt.start, stmt.step, stmt.stop))
         zero = ll.Constant(I64, 0)
         self.fail_if(b.icmp_signed("==", step, zero), stmt.step_site, ())
-        # the number of iterations: max(0, (stop - start) // step + 1), without overflow
-        # for the ranges a program can run; the index is computed, not carried.
-        span = b.sub(stop, start)
-        count = b.add(self.floor_div_i64(span, step), ll.Constant(I64, 1))
-        count = b.select(b.icmp_signed("<", count, zero), zero, count)
+        # the index is computed from the iteration number, not carried
+        if stmt.reverse_of is None:
+            count = self.trip_count(start, step, stop)
+            first, stride = start, step
+        else:           # a:s:b backward (Note [Loop inversion]): from its last value
+            a, s, b_ = (self.expr(e) for e in stmt.reverse_of)
+            count = self.trip_count(a, s, b_)
+            first = b.add(a, b.mul(b.sub(count, ll.Constant(I64, 1)), s))
+            stride = b.sub(zero, s)
         slot = self.entry_alloca(I64, stmt.var.name)
         self.slots[stmt.var] = slot
         counter = self.entry_alloca(I64, "iteration")
         with counted_loop(b, self.llfn, count, counter, "for") as n:
-            index = b.add(start, b.mul(n, step))
+            index = b.add(first, b.mul(n, stride))
             b.store(index, slot)
             self.emit_scope(stmt.body)
             if stmt.site is not None:
@@ -642,6 +646,19 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
             for k, (before, now) in enumerate(zip((start, step, stop), after)):
                 self.fail_if(b.icmp_signed("!=", before, now), stmt.site + 1 + k,
                              [before, now, start, step])
+
+    def trip_count(self, start, step, stop):
+        """The number of values of `start:step:stop` (step nonzero), exactly for every
+        i64 range: the distance is taken as unsigned, so a range wider than 2^63
+        (where `stop - start` overflows) counts right.  (A count of 2^63 or more is
+        not reached: such a loop would run for centuries.)"""
+        b = self.builder
+        zero, one = ll.Constant(I64, 0), ll.Constant(I64, 1)
+        up = b.icmp_signed(">", step, zero)
+        empty = b.select(up, b.icmp_signed("<", stop, start), b.icmp_signed("<", start, stop))
+        distance = b.select(up, b.sub(stop, start), b.sub(start, stop))
+        stride = b.select(up, step, b.sub(zero, step))
+        return b.select(empty, zero, b.add(b.udiv(distance, stride), one))
 
     # ----------------------------------------------------------------- calls
     def _call(self, stmt: ir.Call) -> None:
