@@ -133,9 +133,27 @@ def zoo(rng):
         lambda: np.array([True, False]), lambda: np.array([2 ** 62, -5]),
         lambda: np.full(3, np.nan), lambda: np.array([1e308, 1e308]),
         lambda: memoryview(b"abc"), lambda: range(3), lambda: iter([1.0]), lambda: object(),
-        lambda: np.float64, lambda: (1.0, 2.0), lambda: _jax_array(),
+        lambda: np.float64, lambda: (1.0, 2.0), lambda: _jax_array(), lambda: _torch_tensor(False),
+        lambda: _torch_tensor(True),
     ]
     return rng.choice(makers)()
+
+
+@functools.lru_cache(maxsize=1)
+def _torch():
+    try:
+        import torch
+        return torch
+    except Exception:  # noqa: BLE001 - PyTorch is optional
+        return None
+
+
+def _torch_tensor(requires_grad: bool):
+    """A float64 tensor, or an array when PyTorch is not installed."""
+    torch = _torch()
+    if torch is None:
+        return np.array([1.0, 2.0])
+    return torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=requires_grad)
 
 
 def _read_only(array):
