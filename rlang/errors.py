@@ -159,8 +159,8 @@ class RlangRuntimeError(RlangError):
 
 
 class LimitExceeded(RlangRuntimeError):
-    """A run passed one of its limits: `limit` is "time", "memory" or "depth" (the
-    limits of a sandbox, docs/sandbox.md; "depth" also without one)."""
+    """A sandboxed run passed one of its limits: `limit` is "time", "memory" or
+    "depth" (docs/sandbox.md)."""
 
     def __init__(self, limit: str, message: str, span: Span | None = None, notes=()):
         super().__init__(message, span, notes)

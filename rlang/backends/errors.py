@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import struct
 
-from ..errors import Frame, LimitExceeded, ReversibilityError, RlangRuntimeError, RlangTypeError
+from ..errors import Frame, ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..ir import nodes as ir
 from ..numbers import Fixed, ULog
 from ..values import Stack, format_value, summarize, summarize_array_start
@@ -297,8 +297,8 @@ def _call_alias(site, ints, floats, _):
 
 
 def _depth(site, ints, floats, max_depth):
-    return LimitExceeded("depth", f"call depth exceeded the limit of {max_depth} (unbounded "
-                         "recursion?)", site.span)
+    return RlangRuntimeError(f"call depth exceeded the limit of {max_depth} (unbounded "
+                             "recursion?)", site.span)
 
 
 def _message(site, ints, floats, _):

@@ -168,18 +168,28 @@ class Interpreter:
             if self.budget is not None:
                 self.budget.enter(self.depth, call_site or fn.span)
             if self.depth > self.max_depth:
-                limit = "the sandbox's depth limit" if self.sandbox else "the limit"
-                raise LimitExceeded("depth", f"call depth exceeded {limit} of "
-                                    f"{self.max_depth} (unbounded recursion?)",
-                                    call_site or fn.span)
+                raise self._too_deep(call_site or fn.span)
             self._exec_body(self.body_of(fn, backward), env)
         except RlangError as error:
             error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
             raise
+        except MemoryError:     # an allocation the host cannot make: the program's error
+            error = RlangRuntimeError(f"out of memory while running `{fn.name}`",
+                                      call_site or fn.span)
+            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            raise error from None
         finally:
             self.depth -= 1
             self.backward = outer_direction
             self.frame_backward = outer_frame
+
+    def _too_deep(self, span) -> RlangRuntimeError:
+        """The error of a call past the depth limit: in a sandbox, a LimitExceeded."""
+        if self.sandbox is None:
+            return RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
+                                     "(unbounded recursion?)", span)
+        return LimitExceeded("depth", f"call depth exceeded the sandbox's depth limit of "
+                             f"{self.max_depth} (unbounded recursion?)", span)
 
     def bind_argument(self, fn, param, value, convert, span):
         conformed = conform(value, param.type, convert)

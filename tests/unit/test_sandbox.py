@@ -301,8 +301,10 @@ def test_without_a_sandbox_nothing_is_limited():
     m = rlang.loads(ARRAYS + RECURSE)
     assert m.sandbox is None and m.interpreter.budget is None
     assert m.two(200_000, 0) == (200_000, 400_000)
-    with pytest.raises(LimitExceeded, match="call depth exceeded the limit of 10000"):
+    with pytest.raises(RlangRuntimeError, match="call depth exceeded the limit of 10000") \
+            as caught:
         m.down(0)
+    assert type(caught.value) is RlangRuntimeError          # as before: no LimitExceeded
 
 
 # --------------------------------------------------------------------- CLI
@@ -340,3 +342,17 @@ def test_the_cli_usage_errors(cli, tmp_path, write_rev):
         assert cli("run", spin, "spin", "0", "--sandbox", option, value)[0] == 2
     code, out, err = cli("run", spin, "spin", "0", "--sandbox", "--backend", "llvm")
     assert code == 1 and "cannot run in a sandbox" in err
+
+
+def test_without_a_sandbox_running_out_of_memory_is_an_rlang_error():
+    from rlang.frontend import ast
+
+    m = rlang.loads("function copy(a, s)\n    b ← a\n    s += length(b)\n    b → a\nend\n")
+    assert m.copy(np.zeros(3), 0)[1] == 3
+
+    def no_memory(stmt, env):           # as a copy NumPy cannot make
+        raise MemoryError
+    m.interpreter._stmt[ast.Alloc] = no_memory
+    with pytest.raises(RlangRuntimeError, match="out of memory while running `copy`") as caught:
+        m.copy(np.zeros(3), 0)
+    assert caught.value.span.line == 1 and caught.value.frames[0].function == "copy"
