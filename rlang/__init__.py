@@ -4,9 +4,9 @@ Public API: `load`, `loads` (programs whose functions are callable and invertibl
 with `~`), and the error classes.  Importing rlang is cheap: it does not import any
 backend's compiler, and the AD machinery only when a gradient is asked for.
 """
-from .api import Function, Module, load, loads
-from .errors import (CheckError, CheckErrors, InternalError, ParseError, ReversibilityError,
-                     RlangError, RlangRuntimeError, RlangTypeError)
+from .api import Function, Module, Sandbox, load, loads
+from .errors import (CheckError, CheckErrors, InternalError, LimitExceeded, ParseError,
+                     ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError)
 from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array, to_floats,
                       ulog_array)
 
@@ -25,7 +25,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "Module", "Function",
-           "RlangError", "ParseError", "CheckError",
+           "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
            "InternalError", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",
            "fixed_array", "ulog_array", "to_floats", "__version__"]

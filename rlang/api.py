@@ -14,6 +14,11 @@ RLANG_BACKEND): each call runs compiled by the llvm backend where that backend c
 run it, and on the interpreter where the llvm backend refuses the function or its
 argument types (BackendUnsupported, raised before anything runs) or where llvmlite
 is not installed (docs/backends.md, "The default backend").
+
+`sandbox=True` (or `sandbox=rlang.Sandbox(time=…, memory=…, depth=…)`) loads a
+program one did not write: includes confined to its directory and std/, and every
+run on the interpreter under limits of run time, memory and call depth
+(docs/sandbox.md; rlang/interp/limits.py, Note [Sandbox]).
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from .frontend.check import check
 from .deep import run_deep
 from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError
 from .interp.interpreter import Interpreter
+from .interp.limits import Sandbox, as_sandbox
 from .frontend.loader import load_unit, loads_unit
 from .types_rules import BackendUnsupported, CompiledTypeError
 
@@ -37,28 +43,36 @@ def default_backend() -> str:
     return os.environ.get("RLANG_BACKEND") or "auto"
 
 
-def load(path: str, backend: str | None = None, invcheck: bool = True) -> "Module":
-    """Load, include and check the program in `path`."""
-    return Module(load_unit(str(path)), backend, invcheck)
+def load(path: str, backend: str | None = None, invcheck: bool = True,
+         sandbox: bool | Sandbox = False) -> "Module":
+    """Load, include and check the program in `path` (in a sandbox: `sandbox=True`
+    for the default limits, or an `rlang.Sandbox(…)`)."""
+    sandbox = as_sandbox(sandbox)
+    return Module(load_unit(str(path), confine=sandbox is not None), backend, invcheck,
+                  sandbox)
 
 
 def loads(source: str, backend: str | None = None, invcheck: bool = True,
-          file: str = "<string>") -> "Module":
-    """Like `load`, from source text (`file` names it in errors)."""
+          file: str = "<string>", sandbox: bool | Sandbox = False) -> "Module":
+    """Like `load`, from source text (`file` names it in errors, and in a sandbox
+    is the directory includes are confined to; "<string>" allows only std/)."""
     if not isinstance(source, str):
         raise RlangError(f"rlang.loads takes the program's text as a str, got "
                          f"{type(source).__name__}")
-    return Module(loads_unit(source, "<string>" if file is None else str(file)), backend,
-                  invcheck)
+    sandbox = as_sandbox(sandbox)
+    return Module(loads_unit(source, "<string>" if file is None else str(file),
+                             confine=sandbox is not None), backend, invcheck, sandbox)
 
 
 class Module:
     """A loaded program; its functions are attributes (and items).  `backend` is the
     one asked for ("auto" by default); `fallback` says whether a call the compiled
-    backend refuses runs on the interpreter instead of raising BackendUnsupported."""
+    backend refuses runs on the interpreter instead of raising BackendUnsupported.
+    With a `sandbox` (a Sandbox), every call runs on the interpreter within its limits."""
 
-    def __init__(self, unit, backend: str | None = None, invcheck: bool = True):
-        backend = backend or default_backend()
+    def __init__(self, unit, backend: str | None = None, invcheck: bool = True,
+                 sandbox: Sandbox | None = None):
+        backend = _sandbox_backend(backend, sandbox) or default_backend()
         if backend not in API_BACKENDS:
             raise RlangError(f"unknown backend {backend!r}; choose one of "
                              f"{', '.join(API_BACKENDS)}")
@@ -66,7 +80,8 @@ class Module:
         self.unit = unit
         self.backend = backend
         self.invcheck = invcheck
-        self.interpreter = Interpreter(unit, invcheck=invcheck)
+        self.sandbox = sandbox
+        self.interpreter = Interpreter(unit, invcheck=invcheck, sandbox=sandbox)
         self.compiled = None
         self.fallback = backend == "auto"
         if backend == "llvm":
@@ -131,6 +146,20 @@ class Module:
             if not self.fallback:
                 raise _as_asked(error)
             return None
+
+
+def _sandbox_backend(backend: str | None, sandbox: Sandbox | None) -> str | None:
+    """The backend of a sandboxed module: the interpreter, which alone can stop a run
+    at a limit ("auto" and no backend mean it); a compiled one asked for is an error."""
+    if sandbox is None:
+        return backend
+    if backend in (None, "auto", "interp"):
+        return "interp"
+    if backend in BACKENDS:
+        raise RlangError(f"the {backend} backend cannot run in a sandbox: compiled code "
+                         "cannot be stopped safely at a time or memory limit; run it on "
+                         "the interpreter (backend \"interp\")")
+    return backend
 
 
 def _as_asked(error: BackendUnsupported) -> RlangError:

@@ -1,12 +1,13 @@
 """The `rlang` command (LANGUAGE.md §6, §8, §9).
 
     rlang run FILE [FUNCTION] [ARGS…] [--inverse] [--backend B] [--no-invcheck] [--json]
+              [--sandbox [--time-limit S] [--memory-limit BYTES] [--depth-limit N]]
     rlang grad FILE FUNCTION ARGS… --loss VIEW [--hessian] [--backend B] [--no-invcheck]
-               [--json]
+               [--json] [--sandbox [--time-limit S] [--memory-limit BYTES] [--depth-limit N]]
     rlang compile FILE [--emit llvm|asm|obj|shared|ptx] [--cc X.Y] [-o OUT] [--no-invcheck]
                   [--signature 'NAME(T, …)']…
-    rlang check FILE
-    rlang invert FILE [FUNCTION]
+    rlang check FILE [--sandbox]
+    rlang invert FILE [FUNCTION] [--sandbox]
     rlang [repl [--no-invcheck]]             (the REPL, rlang/repl; docs/repl.md)
 
 A thin layer over the public API.  Exit status: 0 on success, 1 for an error in the
@@ -32,6 +33,7 @@ from .frontend.check import check
 from .deep import run_deep
 from .errors import CheckErrors, ParseError, RlangError
 from .interp.evaluate import Evaluator
+from .interp.limits import MAX_SANDBOX_DEPTH, Sandbox
 from .frontend.invert import invert_program
 from .frontend.loader import load_unit
 from .frontend.parser import parse_expression, parse_signature
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-invcheck", action="store_true",
                      help="skip the reversibility checks at run time")
     run.add_argument("--json", action="store_true", help="print one JSON object instead")
+    _add_sandbox_options(run, limits=True)
 
     grad = commands.add_parser("grad", help="the gradient of a loss view with respect to "
                                 "every float, fixed and complex parameter")
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     grad.add_argument("--backend", choices=BACKENDS, default="interp")
     grad.add_argument("--no-invcheck", action="store_true")
     grad.add_argument("--json", action="store_true", help="print one JSON object instead")
+    _add_sandbox_options(grad, limits=True)
 
     compile_cmd = commands.add_parser("compile", help="compile a program with the llvm "
                                       "backend (LLVM IR, assembly, an object or a shared "
@@ -101,10 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     check_cmd = commands.add_parser("check", help="report every static error of a program")
     check_cmd.add_argument("file", metavar="FILE")
+    _add_sandbox_options(check_cmd, limits=False)
 
     invert = commands.add_parser("invert", help="print the inverse program as rev source")
     invert.add_argument("file", metavar="FILE")
     invert.add_argument("function", metavar="FUNCTION", nargs="?")
+    _add_sandbox_options(invert, limits=False)
 
     repl = commands.add_parser("repl", help="the interactive REPL (also: rlang with no "
                                "arguments); with standard input not a terminal, it runs "
@@ -112,6 +118,85 @@ def build_parser() -> argparse.ArgumentParser:
     repl.add_argument("--no-invcheck", action="store_true",
                       help="skip the reversibility checks at run time")
     return parser
+
+
+def _add_sandbox_options(command, limits: bool) -> None:
+    """--sandbox, and with `limits` the options that set its limits (docs/sandbox.md)."""
+    command.add_argument("--sandbox", action="store_true",
+                         help="run a program you did not write: includes only from its "
+                         "directory and std/" + (", the interpreter only, limits on run "
+                                                 "time, memory and call depth" if limits
+                                                 else ""))
+    if not limits:
+        return
+    defaults = Sandbox()
+    command.add_argument("--time-limit", type=_seconds, metavar="SECONDS",
+                         default=defaults.time, help=f"run time of a sandboxed run "
+                         f"(default {defaults.time:g}; 'none' lifts it)")
+    command.add_argument("--memory-limit", type=_bytes, metavar="BYTES",
+                         default=defaults.memory, help="bytes of arrays and stacks of a "
+                         "sandboxed run, e.g. 512M, 2G (default 1G; 'none' lifts it)")
+    command.add_argument("--depth-limit", type=_depth, metavar="N", default=defaults.depth,
+                         help=f"call depth of a sandboxed run (default {defaults.depth}, "
+                         f"at most {MAX_SANDBOX_DEPTH})")
+
+
+def _limit_text(text: str, what: str, read):
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = read(text.strip())
+    except (ValueError, OverflowError):
+        value = None
+    if value is None or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} (or 'none')")
+    return value
+
+
+def _seconds(text: str):
+    return _limit_text(text, "a positive number of seconds",
+                       lambda t: float(t) if float(t) < float("inf") else None)
+
+
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _bytes(text: str):
+    def read(t: str) -> int:
+        t = t.upper().removesuffix("B").removesuffix("I")
+        unit = t[-1:] if t[-1:] in _BYTE_UNITS else ""
+        return int(float(t[:len(t) - len(unit)]) * _BYTE_UNITS[unit])
+    return _limit_text(text, "a number of bytes such as 1000000, 512M or 2G", read)
+
+
+def _depth(text: str):
+    value = _limit_text(text, "a positive integer", int)
+    if value is not None and value > MAX_SANDBOX_DEPTH:
+        raise argparse.ArgumentTypeError(f"{text!r}: the call depth is at most "
+                                         f"{MAX_SANDBOX_DEPTH}")
+    return value
+
+
+def _sandbox_of(options) -> Sandbox | None:
+    """The sandbox a command asked for, or None."""
+    if not getattr(options, "sandbox", False):
+        return None
+    return Sandbox(time=getattr(options, "time_limit", None),
+                   memory=getattr(options, "memory_limit", None),
+                   depth=getattr(options, "depth_limit", None))
+
+
+def _limits_without_sandbox(tokens: list[str]) -> str | None:
+    """The first limit option among the options of `tokens` (as `_options_first`
+    orders them) given without --sandbox, or None."""
+    options = tokens[:tokens.index("--")] if "--" in tokens else tokens
+    if "--sandbox" in options:
+        return None
+    for token in options:
+        name = token.split("=", 1)[0]
+        if name in ("--time-limit", "--memory-limit", "--depth-limit"):
+            return name
+    return None
 
 
 def entry() -> None:
@@ -148,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     try:
-        options = parser.parse_args(_options_first(argv or ["repl"]))
+        tokens = _options_first(argv or ["repl"])
+        options = parser.parse_args(tokens)
+        alone = _limits_without_sandbox(tokens)
+        if alone is not None:
+            parser.error(f"{alone} limits a sandboxed run: add --sandbox")
     except SystemExit as exit_:
         return int(exit_.code or 0)
     if options.command == "repl":     # on the main thread: it takes Ctrl-C itself
@@ -193,7 +282,7 @@ def _options_first(argv: list[str]) -> list[str]:
             break
         if token.startswith("--") or token in ("-h", "-o"):
             options.append(token)
-            if token in _TAKES_VALUE and i + 1 < len(rest):
+            if token in _VALUED_OPTIONS and i + 1 < len(rest):
                 options.append(rest[i + 1])
                 i += 1
         else:
@@ -202,12 +291,20 @@ def _options_first(argv: list[str]) -> list[str]:
     return [command, *options, "--", *positionals] if positionals else [command, *options]
 
 
-_TAKES_VALUE = ("--backend", "--loss", "--emit", "--cc", "--signature", "-o")
+#: The options that take a value (the next token), for `_options_first`.
+_VALUED_OPTIONS = ("--backend", "--loss", "--emit", "--cc", "--signature", "-o",
+                   "--time-limit", "--memory-limit", "--depth-limit")
+
+
+def _load(options):
+    """The unit of `options.file`, confined where --sandbox asks."""
+    return load_unit(options.file, confine=bool(getattr(options, "sandbox", False)))
 
 
 def _command_run(options) -> int:
-    unit = load_unit(options.file)
-    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck)
+    unit = _load(options)
+    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck,
+                    sandbox=_sandbox_of(options))
     if options.function is None or options.function == "main" and not options.inverse \
             and not options.args and "main" in unit.functions:     # main's store
         if options.inverse:
@@ -226,8 +323,9 @@ def _command_run(options) -> int:
 
 
 def _command_grad(options) -> int:
-    unit = load_unit(options.file)
-    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck)
+    unit = _load(options)
+    module = Module(unit, backend=options.backend, invcheck=not options.no_invcheck,
+                    sandbox=_sandbox_of(options))
     fn = _function_named(module, unit, options)
     args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
     _check_count(fn, args)
@@ -295,7 +393,7 @@ def _is_literal(expr) -> bool:
 
 
 def _command_check(options) -> int:
-    unit = load_unit(options.file)
+    unit = _load(options)
     try:
         check(unit)
     except CheckErrors as errors:
@@ -308,7 +406,7 @@ def _command_check(options) -> int:
 
 
 def _command_invert(options) -> int:
-    unit = load_unit(options.file)
+    unit = _load(options)
     check(unit)
     program = unit.program
     defined = {item.name for item in program.items if isinstance(item, ast.Function)}

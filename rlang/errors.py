@@ -157,6 +157,15 @@ class RlangRuntimeError(RlangError):
     """Index out of bounds, integer division by zero, call depth exceeded, ..."""
 
 
+class LimitExceeded(RlangRuntimeError):
+    """A sandboxed run passed one of its limits: `limit` is "time", "memory" or
+    "depth" (docs/sandbox.md)."""
+
+    def __init__(self, limit: str, message: str, span: Span | None = None, notes=()):
+        super().__init__(message, span, notes)
+        self.limit = limit
+
+
 class InternalError(Exception):
     """A bug in rlang itself (never the user's fault)."""
 

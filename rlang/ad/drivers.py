@@ -99,7 +99,7 @@ def _gradient(function, args, loss) -> tuple:
             return result
     outputs = list(function(*args))
     target = resolve_loss(fn, loss)
-    engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+    engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     values = [wrap(value) for value in outputs]
     _seed(engine, fn, values, target)
     final = run_deep(engine.run, function.name, values, not function.inverse)
@@ -275,10 +275,10 @@ def _hessian(function, args, loss) -> np.ndarray:
     columns = []
     for k in range(len(inputs)):
         dual_args = _dual_arguments(args, inputs, k)
-        forward = Interpreter(module.unit, invcheck=module.invcheck)
+        forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
         forward.evaluator.dual_mode = True
         outputs = run_deep(forward.call, function.name, dual_args, function.inverse)
-        engine = GradInterpreter(module.unit, invcheck=module.invcheck)
+        engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
         engine.evaluator.dual_mode = True
         values = [wrap(value) for value in outputs]
         _seed(engine, fn, values, target)

@@ -37,7 +37,9 @@ from ..frontend import ast
 from ..interp import ops
 from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..frontend.ast import is_number_literal
+from ..interp.calls import hold_temporaries
 from ..interp.evaluate import ElemRef, FieldRef, VarRef, adapt_literal
+from ..interp.limits import STACK_ITEM_BYTES
 from ..interp.comparisons import check_dealloc
 from ..dual import is_zero, refuse_tangent
 from ..gvalue import GVar, value_of
@@ -72,8 +74,8 @@ def _plain(value):
 class GradInterpreter(Interpreter):
     """Runs functions over GVar values; see Note [Adjoints of executed statements]."""
 
-    def __init__(self, unit, invcheck: bool = True):
-        super().__init__(unit, invcheck=invcheck)
+    def __init__(self, unit, invcheck: bool = True, sandbox=None):
+        super().__init__(unit, invcheck=invcheck, sandbox=sandbox)
         self.grads = Gradients()
         self._stmt.update({
             ast.Update: self._update_adjoint, ast.Instr: self._instr_adjoint,
@@ -234,6 +236,8 @@ class GradInterpreter(Interpreter):
         stack = refs[0].get()
         if not isinstance(stack, Stack):
             raise RlangTypeError("PUSH needs a stack as its first operand", stmt.span)
+        if self.budget is not None:
+            self.budget.reserve(STACK_ITEM_BYTES, stmt.span, "a PUSH")
         stack.items.append(GVar(self.value(refs[1]), self.grad_of(refs[1])))
         self.set_value(refs[1], zero_of(stack.elem))
         self.set_grad(refs[1], 0.0)
@@ -249,6 +253,8 @@ class GradInterpreter(Interpreter):
             raise ReversibilityError(f"POP into `{refs[1].text}`, which must be zero",
                                      stmt.span)
         item = stack.items.pop()
+        if self.budget is not None:
+            self.budget.release(STACK_ITEM_BYTES)
         self.set_value(refs[1], value_of(item))
         self.set_grad(refs[1], item.g if type(item) is GVar else 0.0)
 
@@ -266,7 +272,7 @@ class GradInterpreter(Interpreter):
             raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
         current = env[stmt.name]
         if self.invcheck:
-            expected = self.evaluator.eval(stmt.value, env)
+            expected = self.evaluator.eval_expected(stmt.value, env)
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, value_of(current), stmt.value)
             check_dealloc(stmt.name, _plain(current), _plain(expected), stmt.span)
@@ -277,7 +283,7 @@ class GradInterpreter(Interpreter):
             self.grads.forget(current)
         elif isinstance(current, Stack):
             self._backprop_stack_copy(current, stmt.value, env)
-        del env[stmt.name]
+        self.free(stmt.name, env)
 
     def _backprop_stack_copy(self, copy: Stack, expr, env):
         """`t ← s` copied a stack: the gradient of each item of t is added to that of
@@ -350,12 +356,15 @@ class GradInterpreter(Interpreter):
                 values.append(ref.get())
             else:
                 values.append(wrap(self.value(ref), self.grad_of(ref)))
+        held = 0 if self.budget is None else hold_temporaries(self, refs, values, stmt.span)
         callee_env = {}
         for param, value in zip(fn.params, values):
             if conform(value_of(value), param.type, False) is None:
                 self.bind_argument(fn, param, value_of(value), False, stmt.span)   # raises
             callee_env[param.name] = value
         self._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
+        if held:
+            self.budget.release(held)
         written = self.written.get(fn.name, frozenset())
         for position, (param, ref, arg, old) in enumerate(zip(fn.params, refs, stmt.args,
                                                               values)):

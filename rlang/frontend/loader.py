@@ -4,7 +4,11 @@
 runs the checker (see `rlang.frontend.check`).  Includes are resolved relative to the file
 that names them, except `std/…`, which names the standard library shipped inside
 the package (rlang/std).  Each file is included once; an include cycle is a
-ParseError at the include that closes it.
+ParseError at the include that closes it.  An error inside an included file notes
+where that file was included (as C compilers say "in file included from").
+
+With `confine=True` (a sandbox, docs/sandbox.md) includes may reach only the
+program's own directory tree and std/ (Note [Confined includes]).
 """
 from __future__ import annotations
 
@@ -44,21 +48,60 @@ def read_source(path: str, span: Span | None = None, notes: tuple = ()) -> str:
                          Span(path, line, col, line, col + 1)) from None
 
 
-def load_unit(path: str) -> Unit:
-    """Parse `path` and everything it includes."""
+def load_unit(path: str, confine: bool = False) -> Unit:
+    """Parse `path` and everything it includes (with `confine`, only includes in the
+    directory tree of `path` and std/)."""
     where = () if Path(path).is_absolute() else \
         (f"a relative path is taken from the current directory, {Path.cwd()}",)
-    return loads_unit(read_source(path, notes=where), path)
+    return loads_unit(read_source(path, notes=where), path, confine)
 
 
-def loads_unit(text: str, file: str = "<string>") -> Unit:
-    """Parse source `text` (named `file` in errors) and everything it includes."""
+def loads_unit(text: str, file: str = "<string>", confine: bool = False) -> Unit:
+    """Parse source `text` (named `file` in errors) and everything it includes (with
+    `confine`, only includes in the directory tree of `file`, and std/; only std/
+    where `file` names no file, as "<string>")."""
     from .parser import parse      # lark: imported on the first load, not by `import rlang`
 
     program = parse(text, file)
     unit = Unit(program=program, file=file)
-    _collect(unit, program, file, active=[_key(file)], seen={_key(file)})
+    roots = _roots(file) if confine else None
+    _collect(unit, program, file, active=[_key(file)], seen={_key(file)}, roots=roots)
     return unit
+
+
+# Note [Confined includes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# In a sandbox an include is allowed when its path -- resolved as usual, then with
+# every symlink and `..` resolved (Path.resolve) -- lies inside the directory of the
+# program's file or inside std/.  The check is made on the path before the file is
+# opened: a refused include says neither what the file holds nor whether it exists,
+# and a symlink inside the tree that points out of it is refused like the path it
+# points to.  Source given as text with no file name may include only std/.
+# Outside a sandbox, includes reach any file the process can read, as `#include`
+# does in C: a parse error in an included file quotes the one line it is about
+# (what the error needs, as gcc and clang do) and notes where the file was included.
+
+
+def _roots(file: str) -> tuple[Path, ...]:
+    """The directories a confined program may include from."""
+    if file.startswith("<"):
+        return (STD_DIR,)
+    return (Path(file).parent.resolve(), STD_DIR)
+
+
+def _check_confined(include: ast.Include, path: str, roots) -> None:
+    if roots is None:
+        return
+    try:
+        real = Path(path).resolve()
+    except (OSError, RuntimeError):     # a symlink loop: nothing that can be read
+        real = None
+    if real is not None and any(real.is_relative_to(root) for root in roots):
+        return
+    where = "the standard library std/" if len(roots) == 1 else \
+        "the program's own directory and the standard library std/"
+    raise ParseError(f"include \"{include.path}\" is refused in sandbox mode: a sandboxed "
+                     f"program may include only files in {where}", include.span)
 
 
 def _key(file: str) -> str:
@@ -88,10 +131,12 @@ def _include_notes(include: ast.Include, including_file: str) -> tuple:
             f"(here {where})",)
 
 
-def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: set) -> None:
+def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: set,
+             roots=None) -> None:
     for item in program.items:
         if isinstance(item, ast.Include):
             path = _resolve(item, file)
+            _check_confined(item, path, roots)
             key = _key(path)
             if key in active:
                 raise ParseError(f"include cycle: {item.path} is already being included",
@@ -101,11 +146,16 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             seen.add(key)
             from .parser import parse
 
-            included = parse(read_source(path, item.span, _include_notes(item, file)), path)
-            unit.included_programs.append(included)
-            active.append(key)
-            _collect(unit, included, path, active, seen)
-            active.pop()
+            text = read_source(path, item.span, _include_notes(item, file))
+            try:
+                included = parse(text, path)
+                unit.included_programs.append(included)
+                active.append(key)
+                _collect(unit, included, path, active, seen, roots)
+                active.pop()
+            except ParseError as error:
+                error.notes += (f"{item.path} is included at {item.span}",)
+                raise
         elif isinstance(item, ast.Function):
             _define(unit.functions, unit, "function", item)
         elif isinstance(item, ast.Const):

@@ -15,6 +15,7 @@ from ..frontend import ast
 from .comparisons import values_equal
 from ..errors import ReversibilityError, RlangRuntimeError
 from .evaluate import ElemRef, FieldRef, VarRef
+from .limits import size_of
 from ..values import Stack, summarize
 
 
@@ -32,6 +33,8 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
         ref = _view_ref(interp, arg, env)
         refs.append(ref)
         values.append(ref.get() if ref is not None else ev.eval(arg, env))
+    held = 0 if interp.budget is None else \
+        hold_temporaries(interp, refs, values, stmt.span, copies=2 if check else 1)
     if check:
         _check_aliasing(interp, stmt, fn, refs)
         saved = [(i, _snapshot(v)) for i, (r, v) in enumerate(zip(refs, values)) if r is None]
@@ -39,6 +42,8 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
     for param, value in zip(fn.params, values):
         callee_env[param.name] = interp.bind_argument(fn, param, value, False, stmt.span)
     interp._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
+    if held:
+        interp.budget.release(held)
     written = interp.written.get(fn.name, frozenset())
     for i, (param, ref) in enumerate(zip(fn.params, refs)):
         if ref is not None:
@@ -53,6 +58,20 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
                     f"`{fn.name}` changed its argument {i + 1} (`{fn.params[i].name}`), which is "
                     f"an expression, not a view: {summarize(before)} became {summarize(after)}",
                     stmt.args[i].span)
+
+
+def hold_temporaries(interp, refs, values, span, copies: int = 1) -> int:
+    """Charge the sandbox's budget for the arrays and stacks among `values` that are
+    expressions, not views (`f(zeros(f64, n))`): they live while the call runs,
+    `copies` times over where invcheck keeps a copy.  The bytes charged, which the
+    caller releases when the call returns."""
+    held = 0
+    for ref, value in zip(refs, values):
+        if ref is None and isinstance(value, (np.ndarray, Stack)):
+            held += copies * size_of(value)
+    if held:
+        interp.budget.reserve(held, span, "the call's array arguments")
+    return held
 
 
 def _put_back(ref, value, logged: bool) -> None:

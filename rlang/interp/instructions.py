@@ -14,6 +14,7 @@ from ..frontend import ast
 from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..primitives import INSTRUCTION_TABLE, lift
 from . import ops
+from .limits import STACK_ITEM_BYTES
 from ..dual import Dual
 from ..numbers import F32, Fixed
 from ..values import Stack, a_type, type_name, zero_of
@@ -233,6 +234,8 @@ def _stack_operands(stmt, refs):
 
 def _push(interp, stmt, env, refs):
     stack, value = _stack_operands(stmt, refs)
+    if interp.budget is not None:
+        interp.budget.reserve(STACK_ITEM_BYTES, stmt.span, "a PUSH")
     stack.items.append(value)
     refs[1].set(zero_of(stack.elem))
 
@@ -246,6 +249,8 @@ def _pop(interp, stmt, env, refs):
         raise ReversibilityError(f"POP into `{refs[1].text}` = {value}, which must be zero",
                                  stmt.span)
     refs[1].set(stack.items.pop())
+    if interp.budget is not None:
+        interp.budget.release(STACK_ITEM_BYTES)
 
 
 #: The interpreter's handler of each instruction of the registry: the type checks

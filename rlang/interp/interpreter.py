@@ -13,6 +13,11 @@ and none when it is off (`@invcheckoff` turns it off for one statement).
 
 Errors leaving a call collect the call chain (function, call site, direction and
 the frame's variables) as they unwind.
+
+With `sandbox=Sandbox(…)` (rlang/interp/limits.py, Note [Sandbox]) every run is held
+to the sandbox's limits: `self.budget` is ticked by each loop iteration and call and
+charged for each array and stack element allocated.  Without one, `budget` is None
+and each of those places costs one test of it.
 """
 from __future__ import annotations
 
@@ -23,10 +28,12 @@ from . import ops
 from ..frontend.analysis import written_params
 from .calls import execute_call
 from .comparisons import check_dealloc
-from ..errors import Frame, ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
+from ..errors import (Frame, LimitExceeded, ReversibilityError, RlangError, RlangRuntimeError,
+                      RlangTypeError)
 from ..frontend.ast import is_number_literal
 from .evaluate import Evaluator, adapt_literal
 from .instructions import execute_instruction
+from .limits import Budget, size_of
 from ..frontend.invert import invert_body
 from .loops import execute_for
 from ..frontend.printer import format_expr, format_type
@@ -49,17 +56,21 @@ class _FrameState:
 class Interpreter:
     """Runs the functions of a `Unit` (which the checker has accepted)."""
 
-    def __init__(self, unit, invcheck: bool = True, max_depth: int = MAX_DEPTH, out=None):
+    def __init__(self, unit, invcheck: bool = True, max_depth: int = MAX_DEPTH, out=None,
+                 sandbox=None):
         self.unit = unit
         self.functions = unit.functions
         self.invcheck = invcheck
-        self.max_depth = max_depth
+        self.sandbox = sandbox
+        self.max_depth = max_depth if sandbox is None else sandbox.max_depth
+        self.budget = None if sandbox is None else Budget(sandbox)
         self.out = out
         self.depth = 0
         self.backward = False       # the direction the current statement runs in
         self.frame_backward = False  # the direction of the current function
         self.written = written_params(unit.functions)
         self.evaluator = Evaluator({})
+        self.evaluator.budget = self.budget     # constants too: `const A = zeros(…)`
         self.evaluator.consts.update(self._eval_consts())
         self._inverse_bodies: dict[int, tuple] = {}
         self._stmt = {
@@ -163,17 +174,31 @@ class Interpreter:
         outer_direction, self.backward = self.backward, backward
         outer_frame, self.frame_backward = self.frame_backward, backward
         try:
+            if self.budget is not None:
+                self.budget.enter(self.depth, call_site or fn.span)
             if self.depth > self.max_depth:
-                raise RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
-                                        "(unbounded recursion?)", call_site or fn.span)
+                raise self._too_deep(call_site or fn.span)
             self._exec_body(self.body_of(fn, backward), env)
         except RlangError as error:
             error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
             raise
+        except MemoryError:     # an allocation the host cannot make: the program's error
+            error = RlangRuntimeError(f"out of memory while running `{fn.name}`",
+                                      call_site or fn.span)
+            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            raise error from None
         finally:
             self.depth -= 1
             self.backward = outer_direction
             self.frame_backward = outer_frame
+
+    def _too_deep(self, span) -> RlangRuntimeError:
+        """The error of a call past the depth limit: in a sandbox, a LimitExceeded."""
+        if self.sandbox is None:
+            return RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
+                                     "(unbounded recursion?)", span)
+        return LimitExceeded("depth", f"call depth exceeded the sandbox's depth limit of "
+                             f"{self.max_depth} (unbounded recursion?)", span)
 
     def bind_argument(self, fn, param, value, convert, span):
         read_only = fn.params.index(param) not in self.written.get(fn.name, ())
@@ -241,23 +266,30 @@ class Interpreter:
         if stmt.name in env:
             raise ReversibilityError(f"`{stmt.name}` is already allocated", stmt.span)
         value = self.evaluator.eval(stmt.value, env)
-        if isinstance(value, np.ndarray):
-            value = value.copy()
-        elif isinstance(value, Stack):
-            value = value.copy()
+        if isinstance(value, (np.ndarray, Stack)):
+            if self.budget is not None:
+                self.budget.reserve(size_of(value), stmt.span, f"`{stmt.name}`")
+            if not _is_fresh(stmt.value):
+                value = value.copy()
         elif isinstance(value, (str, ast.TypeRef)):
             raise RlangTypeError(f"cannot allocate {a_type(value)}", stmt.value.span)
         env[stmt.name] = value
+
+    def free(self, name: str, env: dict) -> None:
+        """Deallocate `name`: take it out of `env`, giving its bytes back to the budget."""
+        value = env.pop(name)
+        if self.budget is not None:
+            self.budget.release(size_of(value))
 
     def _dealloc(self, stmt: ast.Dealloc, env):
         if stmt.name not in env:
             raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
         if self.invcheck:
-            expected = self.evaluator.eval(stmt.value, env)
+            expected = self.evaluator.eval_expected(stmt.value, env)
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, env[stmt.name], stmt.value)
             check_dealloc(stmt.name, env[stmt.name], expected, stmt.span)
-        del env[stmt.name]
+        self.free(stmt.name, env)
 
     def _zeros(self, stmt: ast.Zeros, env):
         scalar = stmt.type.scalar
@@ -356,7 +388,10 @@ class Interpreter:
         if check and self._cond(stmt.post, env, "a `while` postcondition"):
             raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` must be "
                                      "false when the loop starts", stmt.post.span)
+        budget = self.budget
         while self._cond(stmt.pre, env, "a `while` condition"):
+            if budget is not None:
+                budget.tick(stmt.span)
             self._exec_body(stmt.body, env)
             if check and not self._cond(stmt.post, env, "a `while` postcondition"):
                 raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
@@ -368,7 +403,10 @@ class Interpreter:
             raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
                                      "when the loop starts", stmt.start.span)
         self._exec_body(stmt.body, env)
+        budget = self.budget
         while not self._cond(stmt.stop, env, "an `until` condition"):
+            if budget is not None:
+                budget.tick(stmt.span)
             self._exec_body(stmt.step, env)
             if check and self._cond(stmt.start, env, "a `from` condition"):
                 raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
@@ -381,6 +419,12 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
     def _call_stmt(self, stmt: ast.CallStmt, env):
         execute_call(self, stmt, env)
+
+
+def _is_fresh(expr) -> bool:
+    """Whether `expr` makes a new array or stack, which `←` may keep without a copy."""
+    return isinstance(expr, ast.ArrayLit) or \
+        isinstance(expr, ast.Call) and expr.func in ("zeros", "stack")
 
 
 def _format_env(env: dict) -> str:

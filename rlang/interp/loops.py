@@ -42,8 +42,11 @@ def execute_for(interp, stmt: ast.For, env) -> None:
         indices = reversed(_range(a, s, b))
     tracker = _WriteTracker(interp, stmt) if stmt.parallel and check else None
     var = stmt.var
+    budget = interp.budget
     try:
         for i in indices:
+            if budget is not None:
+                budget.tick(stmt.span)
             env[var] = i
             if tracker is not None:
                 tracker.iteration = i
