@@ -58,7 +58,7 @@ def _walk_body(body: tuple, zero: frozenset, module) -> tuple:
     kept, zero = [], set(zero)
     for stmt in body:
         if isinstance(stmt, ir.Update) and stmt.op in ("+=", "-=") and \
-                _is_zero(stmt.value, zero) and not _checks(stmt):
+                _is_zero(stmt.value, zero) and not _checks(stmt) and _exact_to_drop(stmt):
             continue
         guards = seed_guards(stmt)      # a seed branch that never runs
         if guards is not None and all(_is_zero(g, zero) for g in guards):
@@ -130,6 +130,21 @@ def _transfer(stmt, zero: set, module) -> None:
             zero.difference_update(arg.var for arg in s.args)
         elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
             zero.discard(s.var)
+
+
+def _exact_to_drop(update: ir.Update) -> bool:
+    """Whether dropping `update`, which adds a known zero, is exact: always for a
+    derivative's own variables (shadows and temporaries, named with `·`; only the sign
+    of a zero gradient can differ), and for the program's values only where the sign
+    of the zero makes x ± 0 = x for every x: `+= -0.0` and `-= 0.0`.  (`w += 0.0` on
+    w = -0.0 gives +0.0 in IEEE arithmetic: dropping it printed -0.0 on llvm.)"""
+    if "·" in update.target.var.name:
+        return True
+    value = update.value
+    if isinstance(value, ir.Const) and isinstance(value.value, float):
+        negative = math.copysign(1.0, value.value) < 0
+        return negative if update.op == "+=" else not negative
+    return False
 
 
 def _checks(update: ir.Update) -> bool:

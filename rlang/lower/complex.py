@@ -53,10 +53,12 @@ def load_pair(var: ir.Var, indices: tuple, site) -> Pair:
     return Pair(ir.Load(var, indices, site, 0), ir.Load(var, indices, None, 1))
 
 
-def complex_binary(node, left, right):
+def complex_binary(fl, node, left, right):
     """`left op right` where one side is complex (`**`: complex_functions.py)."""
     op = node.op
     a, b = as_pair(left, f"`{op}`", node.span), as_pair(right, f"`{op}`", node.span)
+    if op in ("*", "/"):            # each part is used several times below
+        a, b = shared_pair(fl, a), shared_pair(fl, b)
     if op == "+":
         return Pair(real_op("+", a.re, b.re), real_op("+", a.im, b.im))
     if op == "-":
@@ -74,6 +76,19 @@ def complex_binary(node, left, right):
     if op in ("//", "%"):
         raise RlangTypeError(f"`{op}` is not defined for complex numbers", node.span)
     raise RlangTypeError(f"`{op}` needs integers or bools, got complex", node.span)
+
+
+def shared_pair(fl, value: Pair) -> Pair:
+    """`value` read from a temporary around the statement (`hoist`) unless its parts
+    are reads or constants already.  A product uses each part of its operands twice
+    and a quotient up to six times: without the temporary the IR of `z1 * z2 * … * zn`
+    is a tree of 2^n nodes (of 6^n for quotients), which every walk over it visits (7
+    quotients took 16 s to compile; found by tests/fuzz)."""
+    simple = (ir.Read, ir.Const)
+    if isinstance(value.re, simple) and isinstance(value.im, simple):
+        return value
+    var = fl.hoist(ir.ComplexValue(value.re, value.im))
+    return value if var is None else read_pair(var)
 
 
 def complex_divide(a: Pair, b: Pair) -> Pair:

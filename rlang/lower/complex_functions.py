@@ -43,7 +43,7 @@ import math
 from ..ir import nodes as ir
 from ..types_rules import BackendUnsupported
 # the f64 IR builders of complex.py, by short names: the formulas below are long
-from .complex import Pair, as_pair, read_pair
+from .complex import Pair, as_pair, shared_pair
 from .complex import complex_divide as _divide, real_abs as _abs, real_call as _call, \
     real_const as _c, real_op as _f, real_select as _select
 
@@ -93,10 +93,10 @@ def _unsigned_power(fl, z: Pair, n: int) -> Pair:
     r, p, mask = Pair(_c(1.0), _c(0.0)), z, 1
     while n >= mask:
         if n & mask:
-            r = _hoisted(fl, _product(r, p))
+            r = shared_pair(fl, _product(r, p))
         mask <<= 1
         if n >= mask:
-            p = _hoisted(fl, _product(p, p))
+            p = shared_pair(fl, _product(p, p))
     return r
 
 
@@ -302,12 +302,6 @@ def _product(a: Pair, b: Pair) -> Pair:
     """CPython's _Py_c_prod."""
     return Pair(_f("-", _f("*", a.re, b.re), _f("*", a.im, b.im)),
                 _f("+", _f("*", a.re, b.im), _f("*", a.im, b.re)))
-
-
-def _hoisted(fl, value: Pair) -> Pair:
-    """`value` read from a temporary around the statement, where one can be made."""
-    var = fl.hoist(ir.ComplexValue(value.re, value.im))
-    return value if var is None else read_pair(var)
 
 
 def _overflow_to_nan(z: Pair) -> Pair:

@@ -7,6 +7,8 @@ rlang/interp/ops.py and rlang/interp/scalar_functions.py, on types.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..frontend import ast
 from ..ir import nodes as ir
 from ..errors import RlangTypeError
@@ -24,15 +26,31 @@ from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, p
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 _BITWISE = ("^", "&", "|", "<<", ">>")
 _COMPARE = ("==", "!=", "<", "<=", ">", ">=")
-_CAST = {"bool": bool, "i32": int, "i64": int, "f32": float, "f64": float}
+def _folded(value, source: str, t: str):
+    """The constant `value` of type `source` converted to `t` exactly as the emitted
+    conversion would convert it, or None where it is left to run time.  (Folding
+    f32(0.1) with Python's `float` kept 0.1 unrounded: llvm printed
+    f64(f32(0.1)) as 0.1, the interpreter as 0.10000000149011612.)"""
+    if t == "f64" and source in ("f64", "f32", "i64", "i32", "bool"):
+        return float(value)
+    if t == "f32" and source in ("f64", "f32"):
+        return float(np.float32(value))
+    if t == "i64" and source in ("i64", "i32", "bool"):
+        return int(value)
+    return None
 
 
 def convert(value, t: str):
-    """`value` as type `t` (constants are converted now)."""
+    """`value` as type `t` (constants are converted now where that is exact)."""
     if value.type == t:
         return value
-    if isinstance(value, ir.Const) and value.type in _CAST and t in _CAST:
-        return ir.Const(_CAST[t](value.value), t)
+    if isinstance(value.type, (ir.ArrayType, ir.StackType)):    # no code could do it
+        raise BackendUnsupported(f"a conversion of {ir.type_text(value.type)} to "
+                                 f"{ir.type_text(t)}")
+    if isinstance(value, ir.Const):
+        folded = _folded(value.value, value.type, t)
+        if folded is not None:
+            return ir.Const(folded, t)
     return ir.Convert(value, t)
 
 
@@ -185,7 +203,7 @@ def _binary(fl, node: ast.Binary):
     if left.type == "complex" or right.type == "complex":
         if op == "**":
             return complex_power(fl, node, left, right)
-        return complex_binary(node, left, right)
+        return complex_binary(fl, node, left, right)
     if op in _COMPARE:
         if left.type == "bool" and right.type == "bool":
             return ir.Compare(op, left, right)
@@ -244,7 +262,9 @@ def _call(fl, node: ast.Call):
             return zero_or_one(scalar, name == "one")
         if scalar == "complex":
             return Pair(ir.Const(0.0 if name == "zero" else 1.0, "f64"), ir.Const(0.0, "f64"))
-        return ir.Const(_CAST[scalar](0 if name == "zero" else 1), scalar)
+        unit = 0 if name == "zero" else 1
+        return ir.Const(bool(unit) if scalar == "bool" else
+                        float(unit) if scalar in ("f64", "f32") else unit, scalar)
     if name in ("f64", "f32", "i64", "i32", "bool"):
         value = lower_expr(fl, node.args[0])
         if value.type == name:

@@ -435,6 +435,10 @@ class _FunctionLowering:
         detail = (stmt.name, var.type)
         # the value is kept with the checks off too: gradients flow into it
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
+        if isinstance(getattr(expected, "type", None), (ir.ArrayType, ir.StackType)):
+            raise CompiledTypeError(f"`{stmt.name}` is {with_article(ir.type_text(var.type))} "
+                                    f"and cannot be deallocated with "
+                                    f"{with_article(ir.type_text(expected.type))}", stmt.span)
         if var.type == "complex":
             expected = complex_value(as_pair(expected, "a deallocation", stmt.span))
         elif var.type in SYSTEMS:

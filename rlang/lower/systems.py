@@ -104,11 +104,25 @@ def system_binary(fl, node, left, right):
         return as_ulog(_f64("+", log_of(a), log_of(b)))
     if op == "/":
         return divide_ulog(fl, a, b, node.span, "ulog_div", ())
+    if op in ("+", "-"):            # each operand is used several times below
+        a, b = _shared(fl, a), _shared(fl, b)
     if op == "+":
         return as_ulog(_log_add(log_of(a), log_of(b)))
     if op == "-":
         return _ulog_subtract(fl, a, b, node.span)
     raise RlangTypeError(f"`{op}` is not defined for ulog numbers", node.span)
+
+
+def _shared(fl, value):
+    """`value` read from a temporary around the statement (`hoist`) unless it is a
+    read or a constant already.  A ulog sum uses each operand three times; without
+    the temporary the IR of `l1 + l2 + … + ln` is a tree of 3^n nodes, which every
+    walk over it (passes, derivatives, emitters) visits: 8 terms did not compile in
+    minutes (found by tests/fuzz)."""
+    if isinstance(value, (ir.Read, ir.Const)):
+        return value
+    var = fl.hoist(value)
+    return value if var is None else ir.Read(var)
 
 
 def divide_ulog(fl, a, b, span, kind: str, detail: tuple):

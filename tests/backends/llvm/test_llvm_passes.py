@@ -214,9 +214,9 @@ def test_zero_seeds_scaled_by_constants_are_zero():
 def test_a_zero_seed_times_an_infinite_constant_is_not_known_zero():
     zero, inf = ir.Var("g", "f64"), ir.Const(float("inf"), "f64")
     body = (ir.Alloc(zero, ir.Const(0.0, "f64")),
-            ir.Update(ir.VarPlace(ir.Var("y", "f64")), "+=",
+            ir.Update(ir.VarPlace(ir.Var("y·grad", "f64")), "+=",
                       ir.Binary("*", ir.Read(zero), inf, "f64")),
-            ir.Update(ir.VarPlace(ir.Var("y", "f64")), "+=",
+            ir.Update(ir.VarPlace(ir.Var("y·grad", "f64")), "+=",
                       ir.Binary("*", ir.Const(2.0, "f64"), ir.Read(zero), "f64")))
     fn = ir.Function("f", "f", False, (), body)
     module = drop_zero_updates(ir.Module("f", {"f": fn}, []))

@@ -30,21 +30,32 @@ from ir_builders import (IVEC, VEC, a_site, add, body_of, count, f64, function, 
 # ---------------------------------------------------------------- known zeros
 
 def test_adding_a_zero_constant_is_dropped():
-    y = param("y")
+    y = param("y·grad")
     keep = add(y, f64(1.5))
     module = module_of(function([add(y, f64(0.0)), add(y, ir.Unary("-", f64(0.0), "f64"), "-="),
                                  keep], [y]))
     assert body_of(drop_zero_updates(module)) == (keep,)
 
 
+def test_a_zero_added_to_a_value_of_the_program_is_dropped_only_where_exact():
+    """x + 0.0 is +0.0 for x = -0.0 (IEEE), so `y += 0.0` stays on the program's own
+    values; `y -= 0.0` and `y += -0.0` leave every y as it was (a derivative's own
+    variables, named with `·`, drop them all: only the sign of a zero gradient can
+    differ)."""
+    y = param("y")
+    kept = add(y, f64(0.0))
+    module = module_of(function([kept, add(y, f64(0.0), "-="), add(y, f64(-0.0))], [y]))
+    assert body_of(drop_zero_updates(module)) == (kept,)
+
+
 def test_nothing_known_zero_gives_back_the_same_module():
-    y, x = param("y"), param("x")
+    y, x = param("y·grad"), param("x")
     module = module_of(function([add(y, read(x)), add(y, f64(2.0))], [y, x]))
     assert drop_zero_updates(module) is module
 
 
 def test_only_changed_functions_are_rebuilt():
-    y = param("y")
+    y = param("y·grad")
     plain = function([add(y, f64(1.0))], [y], symbol="g")
     zeroed = function([add(y, f64(0.0))], [y], symbol="f")
     module = module_of(zeroed, plain)
@@ -55,7 +66,7 @@ def test_only_changed_functions_are_rebuilt():
 
 
 def test_reads_of_a_zero_ancilla_are_zero_until_it_is_written():
-    y, x, g = param("y"), param("x"), ir.Var("g", "f64")
+    y, x, g = param("y·grad"), param("x"), ir.Var("g", "f64")
     later = add(y, read(g))
     body = [ir.Alloc(g, f64(0.0)),
             add(y, read(g)),                    # dropped: g is 0
@@ -69,7 +80,7 @@ def test_reads_of_a_zero_ancilla_are_zero_until_it_is_written():
 
 
 def test_a_product_with_an_unknown_factor_is_not_zero():
-    y, x, g = param("y"), param("x"), ir.Var("g", "f64")
+    y, x, g = param("y·grad"), param("x"), ir.Var("g", "f64")
     kept = add(y, times(read(g), read(x)))      # x may be infinite: 0 * inf is nan
     body = [ir.Alloc(g, f64(0.0)), kept, ir.Dealloc(g, None, None)]
     module = module_of(function(body, [y, x]))
@@ -83,7 +94,7 @@ def test_integer_zeros_are_not_dropped():
 
 
 def test_an_update_that_can_fail_a_check_is_kept():
-    a, y = param("a", VEC), param("y")
+    a, y = param("a", VEC), param("y·grad")
     module = module_of(function([], [a, y]))
     place = ir.ElemPlace(a, (ir.Const(7, "i64"),), a_site(module, "bounds"))
     module.functions["f"] = function([ir.Update(place, "+=", f64(0.0)),
@@ -92,7 +103,7 @@ def test_an_update_that_can_fail_a_check_is_kept():
 
 
 def test_a_zeros_array_reads_zero_but_an_integer_one_does_not_count():
-    y, n = param("y"), param("n", "i64")
+    y, n = param("y·grad"), param("n", "i64")
     z = ir.Var("z", VEC)
     k = ir.Var("k", IVEC)
     zero_elem = ir.Load(z, (ir.Const(0, "i64"),), None)
@@ -106,7 +117,7 @@ def test_a_zeros_array_reads_zero_but_an_integer_one_does_not_count():
 
 
 def test_guarded_products_and_seed_branches_of_zero_seeds_are_dropped():
-    y, x, seed, other = param("y"), param("x"), ir.Var("seed", "f64"), param("o")
+    y, x, seed, other = param("y·grad"), param("x"), ir.Var("seed", "f64"), param("o")
     guarded = add(y, ir.Guarded((read(seed),), times(read(seed), read(x))))
     live_guard = add(y, ir.Guarded((read(other),), times(read(other), read(x))))
     (branch,) = when_nonzero((read(seed),), [add(x, times(read(seed), read(y)))])
@@ -117,7 +128,7 @@ def test_guarded_products_and_seed_branches_of_zero_seeds_are_dropped():
 
 def test_a_loop_body_starts_from_what_every_pass_leaves_zero():
     """`y += g` runs before `g += x` in the body: zero on the first pass only."""
-    y, x, g, i = param("y"), param("x"), ir.Var("g", "f64"), ir.Var("i", "i64")
+    y, x, g, i = param("y·grad"), param("x"), ir.Var("g", "f64"), ir.Var("i", "i64")
     loop = ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(3, "i64"),
                   (add(y, read(g)), add(g, read(x))), None, 0)
     after = add(y, read(g))
@@ -131,7 +142,7 @@ def test_a_loop_body_starts_from_what_every_pass_leaves_zero():
 
 
 def test_after_an_if_only_what_every_branch_leaves_zero_is_zero():
-    y, x, g, c = param("y"), param("x"), ir.Var("g", "f64"), param("c", "bool")
+    y, x, g, c = param("y·grad"), param("x"), ir.Var("g", "f64"), param("c", "bool")
 
     def program(then):
         branch = ir.If((ir.Branch(read(c), None, tuple(then)),), (add(y, f64(1.0)),), None)
@@ -265,7 +276,7 @@ def test_run_passes_feeds_each_pass_the_previous_result():
 
 
 def test_a_clean_module_passes_through_unchanged():
-    y, x = param("y"), param("x")
+    y, x = param("y·grad"), param("x")
     module = module_of(function([add(y, times(read(x), read(x)))], [y, x]))
     assert run_passes(module) is module
     assert run_passes(module, ()) is module
@@ -274,7 +285,7 @@ def test_a_clean_module_passes_through_unchanged():
 def test_zeros_before_prune_leaves_more_dead_code():
     """A guarded product of a zero seed is all that reads t: once it is gone, so is
     the computation of t; in the other order t is still live when prune runs."""
-    y, x = param("y"), param("x")
+    y, x = param("y·grad"), param("x")
     g, t = ir.Var("g", "f64"), ir.Var("t", "f64")
     body = [ir.Alloc(g, f64(0.0)), ir.Alloc(t, f64(0.0)), add(t, times(read(x), read(x))),
             add(y, ir.Guarded((read(g),), times(read(g), read(t)))),

@@ -1,0 +1,103 @@
+"""Defects the fuzzer (tests/fuzz/, issue #23) found on the llvm backend, each fixed:
+a program runs the same on llvm as on the interpreter, or is refused cleanly."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import rlang
+from rlang.lower.statements import lower, type_of_value
+from rlang.numbers import ULog
+
+
+def _tree_size(node, budget: list) -> None:
+    """Count the nodes of an IR expression as a walk over it visits them (a shared
+    node once per path to it), giving up past the budget."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise OverflowError("the tree is too large")
+    if dataclasses.is_dataclass(node):
+        for field in dataclasses.fields(node):
+            _tree_size(getattr(node, field.name), budget)
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            _tree_size(item, budget)
+
+
+def _visits(source: str, name: str, args) -> int:
+    unit = rlang.loads(source, backend="interp").unit
+    module = lower(unit, name, tuple(type_of_value(a) for a in args), False, True)
+    budget = [10 ** 6]
+    for fn in module.functions.values():
+        _tree_size(fn.body, budget)
+    return 10 ** 6 - budget[0]
+
+
+@pytest.mark.parametrize("expr, args", [
+    (" + ".join(["l"] * 40), (0.0, ULog.from_value(2.0))),
+    (" - ".join(["l"] * 40), (0.0, ULog.from_value(2.0))),
+], ids=["ulog sum", "ulog difference"])
+def test_a_long_ulog_expression_lowers_to_ir_of_linear_size(expr, args):
+    """A ulog sum uses each operand three times: the IR of 40 terms was a tree of
+    3^40 nodes (8 terms did not compile in minutes)."""
+    source = f"function f(y: f64, l: ulog)\n    y += f64({expr})\nend\n"
+    assert _visits(source, "f", args) < 20_000
+    outcomes = []
+    for backend in ("llvm", "interp"):
+        try:
+            outcomes.append(rlang.loads(source, backend=backend).f(*args))
+        except rlang.RlangError as error:       # l - l - … is negative: both refuse it
+            outcomes.append((type(error), error.message))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("op", ["*", "/"])
+def test_a_long_complex_product_or_quotient_lowers_to_ir_of_linear_size(op):
+    source = f"function f(y: complex, z: complex)\n    y += {f' {op} '.join(['z'] * 40)}\nend\n"
+    assert _visits(source, "f", (0j, 1 + 0.1j)) < 100_000     # 6^40 before
+    got = rlang.loads(source, backend="llvm").f(0j, 1 + 0.1j)[0]
+    expected = rlang.loads(source, backend="interp").f(0j, 1 + 0.1j)[0]
+    assert abs(got - expected) <= 1e-12 * abs(expected)
+
+
+def test_f32_constants_round_as_at_run_time():
+    """Folding f32(0.1) kept 0.1 unrounded: llvm printed f64(f32(0.1)) as 0.1."""
+    source = """
+    function main()
+        c ← f32(0.1) + f64(0.2)
+        h ← fixed(f32(0.1))
+        a ← f64(f32(0.1))
+    end
+    """
+    expected = rlang.loads(source, backend="interp").run_main()
+    got = rlang.loads(source, backend="llvm").run_main()
+    assert [(n, float(v)) for n, v in got] == [(n, float(v)) for n, v in expected]
+    assert dict(got)["a"] == 0.10000000149011612
+
+
+def test_adding_zero_to_negative_zero_gives_positive_zero():
+    """IEEE: -0.0 + 0.0 is +0.0; the known-zeros pass dropped `w += 0.0`."""
+    source = "function main()\n    w ← -0.0\n    w += 0.0\n    v ← -0.0\n    v -= 0.0\nend\n"
+    got = dict(rlang.loads(source, backend="llvm").run_main())
+    assert str(got["w"]) == "0.0" and str(got["v"]) == "-0.0"
+
+
+def test_deallocating_a_scalar_with_an_array_is_refused_cleanly():
+    """It reached LLVM as a comparison of an i64 with an array (an internal error)."""
+    source = """
+    function move_into(total, k)
+        n ← k
+        total += n
+        n → total
+    end
+    function main()
+        total ← 10
+        ~move_into(total, [[1e0]])
+    end
+    """
+    with pytest.raises(rlang.RlangError) as interp:
+        rlang.loads(source, backend="interp").run_main()
+    with pytest.raises(rlang.RlangTypeError, match="cannot be deallocated with an f64"):
+        rlang.loads(source, backend="llvm").run_main()
+    assert "deallocation check failed" in interp.value.message
