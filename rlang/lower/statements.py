@@ -42,6 +42,7 @@ from ..errors import RlangTypeError
 from ..frontend.ast import is_number_literal
 from ..interp.evaluate import Evaluator
 from ..frontend.invert import invert_body, inverted_range
+from .literals import refuse_unequal_literal
 from .arrays import array_alloc, array_argument, array_dealloc, swap_arrays
 from .complex import Pair, as_pair
 from .expressions import convert, lower_expr
@@ -434,6 +435,7 @@ class _FunctionLowering:
             return array_dealloc(self, stmt, var)
         detail = (stmt.name, var.type)
         # the value is kept with the checks off too: gradients flow into it
+        refuse_unequal_literal(stmt, var)
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
         if isinstance(getattr(expected, "type", None), (ir.ArrayType, ir.StackType)):
             raise CompiledTypeError(f"`{stmt.name}` is {with_article(ir.type_text(var.type))} "

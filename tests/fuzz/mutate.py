@@ -171,7 +171,7 @@ def run(spec: dict) -> Outcome:
         outcomes = [checked]
         if checked.kind == "ok":
             outcomes += [cli("invert", str(path)), guarded(lambda: _round_trip(path))]
-            if b"function main(" in spec["source"] and _can_limit_time():
+            if b"function main(" in spec["source"]:
                 outcomes.append(_run_both(path))
         return worst(outcomes)
 
@@ -188,14 +188,18 @@ def _round_trip(path: Path) -> None:
 
 
 def _run_both(path: Path) -> Outcome:
-    """`rlang run FILE` on the interpreter, then on llvm when the interpreter finished:
-    same status, and the same output when both ran."""
-    interp = cli("run", str(path), "--json", *_time_limit())
+    """`rlang run FILE` on the interpreter in the sandbox (under a time limit), then on
+    llvm when the interpreter finished: the same status, and the same output when both
+    ran.  An llvm refusal of a construct it does not handle (BackendUnsupported,
+    LANGUAGE.md §10) is not a disagreement."""
+    interp = cli("run", str(path), "--json", "--sandbox", "--time-limit", str(RUN_SECONDS))
     if interp.kind not in ("ok", "error") or _stopped_by_limit(interp):
         return interp
     llvm = cli("run", str(path), "--json", "--backend", "llvm")
     if llvm.is_defect:
         return llvm
+    if interp.kind == "ok" and llvm.kind == "error" and _llvm_refuses(path):
+        return Outcome("unsupported", llvm.detail)
     if interp.kind != llvm.kind:
         return Outcome("disagree", f"interp: {interp.kind} {interp.detail[:2000]}\n"
                                    f"llvm: {llvm.kind} {llvm.detail[:2000]}")
@@ -205,22 +209,16 @@ def _run_both(path: Path) -> Outcome:
     return llvm
 
 
-@functools.lru_cache(maxsize=1)
-def _can_limit_time() -> bool:
-    """Whether `rlang run` has the sandbox's time limit (without it a mutated program
-    that loops for ever would be taken for a hang)."""
-    import rlang.cli
+def _llvm_refuses(path: Path) -> bool:
+    import rlang
 
-    return "--time-limit" in rlang.cli.build_parser()._subparsers._group_actions[0] \
-        .choices["run"].format_help()
-
-
-def _time_limit() -> tuple[str, ...]:
-    return ("--sandbox", "--time-limit", str(RUN_SECONDS))
+    return guarded(lambda: rlang.load(str(path), backend="llvm").run_main()).kind \
+        == "unsupported"
 
 
 def _stopped_by_limit(outcome: Outcome) -> bool:
-    return outcome.kind == "error" and "limit" in outcome.detail
+    """Whether the sandbox ended the run (time, memory or call depth)."""
+    return outcome.kind == "error" and "sandbox's" in outcome.detail
 
 
 def _same_json(a: str, b: str) -> bool:

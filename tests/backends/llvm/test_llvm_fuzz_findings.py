@@ -101,3 +101,16 @@ def test_deallocating_a_scalar_with_an_array_is_refused_cleanly():
     with pytest.raises(rlang.RlangTypeError, match="cannot be deallocated with an f64"):
         rlang.loads(source, backend="llvm").run_main()
     assert "deallocation check failed" in interp.value.message
+
+
+@pytest.mark.parametrize("literal", ["-1e309", "2.5", "1e300"])
+def test_an_integer_deallocated_against_a_float_no_integer_equals_is_refused(literal):
+    """Converted to i64 the literal was truncated and the check could pass (llvm ran
+    `k → -1e309` with k = 0; the interpreter's check fails)."""
+    source = f"function main()\n    k ← 0\n    k → {literal}\nend\n"
+    with pytest.raises(rlang.ReversibilityError, match="deallocation check failed"):
+        rlang.loads(source, backend="interp").run_main()
+    with pytest.raises(rlang.RlangTypeError, match="which no integer equals"):
+        rlang.loads(source, backend="llvm").run_main()
+    fine = "function main()\n    k ← 2\n    k → 2.0\nend\n"
+    assert rlang.loads(fine, backend="llvm").run_main() == []
