@@ -672,6 +672,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         b = self.builder
         if stmt.alias_site is not None:
             self._check_call_aliasing(stmt)
+        before = self.values_before_call(stmt)         # parallel.py
         args = [self.ctx]
         for arg in stmt.args:
             args.append(self.address(arg))
@@ -687,7 +688,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                     b.gep(self.ctx, [b.add(slot, ll.Constant(I64, abi.CTX_FRAMES))]))
             b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
             b.branch(self.error_exit())         # (a failed call returns 1)
-        self.claim_call_arguments(stmt)
+        self.claim_call_arguments(stmt, before)
 
     def _check_call_aliasing(self, stmt: ir.Call) -> None:
         """Written arguments must not overlap another argument: compare addresses

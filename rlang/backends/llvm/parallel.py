@@ -2,8 +2,9 @@
 
 `SharedWriteEmitter` is a part of the llvm function emitter: `start_tracking` before
 a checked parallel loop, `begin_iteration` at the top of each pass, `claim(place)`
-just before an element is written, `claim_call_arguments(call)` after a call
-returns, and `stop_tracking` after the loop.
+just before an element is written, `values_before_call(call)` and
+`claim_call_arguments(call, values)` around a call, and `stop_tracking` after the
+loop.
 
 Note [Shared writes in compiled parallel loops]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,7 +29,9 @@ log).  Compiled code makes the same check, and nothing of it with invcheck off:
 - The claim is made where the interpreter logs the write: just before the store of
   an update, an instruction (each place in order), PUSH (the place becomes zero) and
   POP; for a call, after it returns, for the element arguments of the parameters
-  the callee may write (the interpreter's copy-out, in parameter order).
+  the callee may write (the interpreter's copy-out, in parameter order; where one
+  fails, it and the written arguments after it get their values from before the
+  call back, as the interpreter had not copied them out yet).
 - Writes inside called functions: a callee reaches a caller's array through an
   element argument, claimed at the copy-out as above, or through the whole array,
   which the checker refuses inside `@parallel for` on every backend ("`a` is written
@@ -101,19 +104,44 @@ class SharedWriteEmitter:
         for owner in tracking.owners.values():
             self._deallocate(ir.Dealloc(owner, None, None))
 
-    def claim(self, place) -> None:
-        """The element `place` is about to be written by the running passes."""
+    def claim(self, place, restore=None) -> None:
+        """The element `place` is about to be written by the running passes;
+        `restore()`, if given, is emitted where the claim fails."""
         if not isinstance(place, ir.ElemPlace):
             return
         for loop, site in place.claims:
-            tracking = self.tracking.get(loop)
-            owner = tracking.owners.get(place.var) if tracking is not None else None
+            owner = self._owner(loop, place.var)
             if owner is not None:
-                self._claim_element(tracking, owner, place, site)
+                self._claim_element(self.tracking[loop], owner, place, site, restore)
 
-    def claim_call_arguments(self, stmt: ir.Call) -> None:
-        for place in self._written_places(stmt):
-            self.claim(place)
+    def _owner(self, loop: int, var: ir.Var):
+        tracking = self.tracking.get(loop)
+        return tracking.owners.get(var) if tracking is not None else None
+
+    def values_before_call(self, stmt: ir.Call) -> list | None:
+        """Before a call that writes claimed elements: (pointer, value) of each scalar
+        argument the callee may write, in order (None: no claim to make).  Compiled
+        callees write their scalar parameters back as they return; the interpreter
+        copies them out one by one, logging each write first, so where a claim fails
+        the element and the arguments after it still hold these values."""
+        written = self._written_places(stmt)
+        if not any(isinstance(p, ir.ElemPlace) and
+                   any(self._owner(loop, p.var) is not None for loop, _ in p.claims)
+                   for p in written):
+            return None
+        pointers = [self.address(p) for p in written if isinstance(p.type, str)]
+        return [(pointer, self.builder.load(pointer)) for pointer in pointers]
+
+    def claim_call_arguments(self, stmt: ir.Call, before: list | None) -> None:
+        """After the call: claim its written element arguments in order."""
+        if before is None:
+            return
+        scalars = [p for p in self._written_places(stmt) if isinstance(p.type, str)]
+        for k, place in enumerate(scalars):
+            def restore(k=k):
+                for pointer, value in before[k:]:
+                    self.builder.store(value, pointer)
+            self.claim(place, restore)
 
     def _written_places(self, stmt) -> list:
         """The places `stmt` writes (a call: the arguments of parameters the callee
@@ -123,7 +151,8 @@ class SharedWriteEmitter:
             return [arg for k, arg in enumerate(stmt.args) if k in written]
         return stmt_places(stmt)
 
-    def _claim_element(self, tracking: _Tracking, owner: ir.Var, place, site: int) -> None:
+    def _claim_element(self, tracking: _Tracking, owner: ir.Var, place, site: int,
+                       restore) -> None:
         b = self.builder
         _, shape, _ = self.array_parts(place.var)
         offset = ll.Constant(I64, 0)
@@ -136,5 +165,5 @@ class SharedWriteEmitter:
         taken = b.and_(b.icmp_unsigned("!=", word, zero),
                        b.icmp_unsigned("!=", word, tracking.word))
         writer = b.add(tracking.first, b.mul(b.sub(word, one), tracking.stride))
-        self.fail_if(taken, site, [writer, tracking.index])
+        self.fail_if(taken, site, [writer, tracking.index], record=restore)
         b.store(tracking.word, pointer)
