@@ -42,8 +42,12 @@ log).  Compiled code makes the same check, and nothing of it with invcheck off:
   gradient pass's IR keeps the loop's site and the claims of the primal places (the
   shadow places are new, without claims: gradients shared between iterations are
   sums), so it checks what the interpreter's backward run checks.
-- The cost is one load, compare and store per write, and the buffers' memory
-  (8 bytes per element of each written array), only with invcheck on.
+- An array written only at elements whose index along one axis is the loop's
+  index itself (`y[i]`, `m[i, j]` in the loop over i) cannot be written by two
+  iterations (the index is constant in a pass: the checker refuses writing it), so
+  it gets no buffer and its writes no claim: the common loop costs nothing.
+- Other arrays cost one load, compare and store per write, and the buffers' memory
+  (8 bytes per element), only with invcheck on.
 """
 from __future__ import annotations
 
@@ -76,14 +80,18 @@ class SharedWriteEmitter:
         if not stmt.parallel or stmt.site is None:
             return None
         inner = defined_vars(stmt.body)
-        tracked = {}
+        tracked: dict = {}              # Var → the index tuples it is written at
         for s in walk(stmt.body):
             for place in self._written_places(s):
                 if isinstance(place, ir.ElemPlace) and place.var not in inner and \
                         any(loop == stmt.site for loop, _ in place.claims):
-                    tracked.setdefault(place.var, None)
+                    tracked.setdefault(place.var, set()).add(place.indices)
+        index = ir.Read(stmt.var)
         owners = {}
-        for var in tracked:
+        for var, written in tracked.items():
+            if any(all(indices[axis] == index for indices in written)
+                   for axis in range(var.type.ndim)):
+                continue            # `a[i]` only: each iteration has its own elements
             owner = ir.Var(f"{var.name}·writers", ir.ArrayType("i64", 1, unit_stride=True))
             self._allocate(ir.Alloc(owner, dims=(ir.Dim(var, None),)))
             owners[var] = owner

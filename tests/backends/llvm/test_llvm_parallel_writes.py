@@ -308,3 +308,14 @@ def test_the_check_is_compiled_only_with_invcheck_on(invcheck):
     assert bool(claimed) == invcheck
     text = str(emit_module(module))
     assert ("writers" in text) == invcheck
+
+
+def test_a_loop_writing_only_at_its_index_needs_no_record():
+    """`y[i]` cannot be shared: no buffer, no claim (Note [Shared writes in compiled
+    parallel loops]); `a[i]` next to `a[i + 1]` can."""
+    for name, args, recorded in (("disjoint", (np.zeros(3), np.ones(3)), False),
+                                 ("nested_inner", (np.zeros((2, 2)), np.ones(3)), True),
+                                 ("swaps", (np.zeros(3),), True)):
+        text = str(emit_module(lower(LLVM.unit, name, _types(args), False, True)))
+        assert ("writers" in text) == recorded, name
+
