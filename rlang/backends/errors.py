@@ -137,6 +137,15 @@ def _for(site, ints, floats, _):
                               f"from {ints[0]} to {ints[1]}", site.span)
 
 
+def _parallel_write(site, ints, floats, _):
+    """Two iterations of a checked `@parallel for` wrote one element (rlang/interp/loops.py
+    `_WriteTracker`): ints are the earlier writer's index and the current one."""
+    var, text = site.detail
+    return ReversibilityError(f"@parallel for: iterations {var} = {ints[0]} and {var} = "
+                              f"{ints[1]} both write `{text}`; iterations must not share a "
+                              "write", site.span)
+
+
 def _for_bound(site, ints, floats, _):
     k, text = site.detail
     what = ("start", "step", "stop")[k]
@@ -405,6 +414,7 @@ _BUILD = {
     "bounds": _bounds, "alias": _alias, "instr_alias": _instr_alias, "intdiv": _intdiv,
     "intpow": _intpow, "if": _if, "while": _while, "from": _from, "for": _for,
     "for_bound": _for_bound, "for_zero_step": _for_zero_step, "dealloc": _dealloc,
+    "parallel_write": _parallel_write,
     "dealloc_array": _dealloc_array, "argument": _argument, "argument_array": _argument_array,
     "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,

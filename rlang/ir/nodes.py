@@ -351,10 +351,16 @@ class VarPlace:
 
 @dataclass(frozen=True)
 class ElemPlace:
+    """An array element.  `claims`: where the element is written inside checked
+    `@parallel for` loops, a (loop's `For.site`, shared-write site) pair per loop,
+    outermost first (Note [Shared writes in compiled parallel loops],
+    backends/llvm/parallel.py); empty elsewhere."""
+
     var: Var
     indices: tuple
     site: int | None
     field: int | None = None
+    claims: tuple = ()
 
     @property
     def type(self):

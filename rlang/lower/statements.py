@@ -46,6 +46,7 @@ from .literals import refuse_unequal_literal
 from .arrays import array_alloc, array_argument, array_dealloc, swap_arrays
 from .complex import Pair, as_pair
 from .expressions import convert, lower_expr
+from .parallel import ParallelLoops
 from .stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
 from ..primitives import CONSTANTS
@@ -150,6 +151,7 @@ class _FunctionLowering:
         self.inbounds = False
         self.hoisted: list | None = None        # see `hoist`
         self.oriented: list = []                # see `oriented_body`
+        self.parallel = ParallelLoops()         # checked `@parallel for` loops around
         self.params = []
         self.scope: dict[str, ir.Var] = {}
         self.constants: dict[str, ir.Var] = {}          # constant arrays read here
@@ -545,6 +547,14 @@ class _FunctionLowering:
     def _for(self, stmt: ast.For) -> list:
         start, step, stop = (convert(self.int_expr(e), "i64")
                              for e in (stmt.start, stmt.step, stmt.stop))
+        texts = tuple(_text(e) for e in (stmt.start, stmt.step, stmt.stop))
+        step_site = self.error_site("for_zero_step", stmt.step.span)
+        site = self.site("for", stmt.span, (stmt.var,))
+        if site is not None:
+            for k, expr in enumerate((stmt.start, stmt.step, stmt.stop)):
+                self.error_site("for_bound", expr.span, (k, texts[k]))
+        loop = self.parallel.enter(site, stmt.var, stmt.span, self.scope) \
+            if stmt.parallel and site is not None else None
         var = ir.Var(stmt.var, "i64")
         outer = self.scope.get(stmt.var)
         self.scope[stmt.var] = var
@@ -555,12 +565,8 @@ class _FunctionLowering:
                 del self.scope[stmt.var]
             else:
                 self.scope[stmt.var] = outer
-        texts = tuple(_text(e) for e in (stmt.start, stmt.step, stmt.stop))
-        step_site = self.error_site("for_zero_step", stmt.step.span)
-        site = self.site("for", stmt.span, (stmt.var,))
-        if site is not None:
-            for k, expr in enumerate((stmt.start, stmt.step, stmt.stop)):
-                self.error_site("for_bound", expr.span, (k, texts[k]))
+            if loop is not None:
+                self.parallel.leave(loop)
         original = inverted_range(stmt.start, stmt.step, stmt.stop)
         reverse_of = None if original is None else \
             tuple(convert(self.int_expr(e), "i64") for e in original)
@@ -642,7 +648,8 @@ class _FunctionLowering:
             return ir.VarPlace(var)
         if isinstance(view, ast.Index):
             var = self.array_var(view)
-            return ir.ElemPlace(var, self.indices(view, var), self.bounds_site(view))
+            return ir.ElemPlace(var, self.indices(view, var), self.bounds_site(view),
+                                claims=self.parallel.claims(self, view, var))
         raise BackendUnsupported("the compiled backends do not handle this view yet",
                                  getattr(view, "span", None))
 

@@ -25,6 +25,7 @@ from .instructions import emit_instr
 from .types import F64, I1, I32, I64, I8, storage_type
 from .alias import ParameterScopes, distinct_gradients
 from .ancillas import AncillaEmitter
+from .parallel import SharedWriteEmitter
 from ..abi import PRINT_HOOK
 from .report import ReportEmitter, shown
 from .marshal import NOT_ADDRESSABLE, READ_ONLY, WRITEABLE, array_header
@@ -148,7 +149,8 @@ def _fill_descriptor(b: ll.IRBuilder, ctx, obj, descriptor, t: ir.ArrayType, hea
     return descriptor
 
 
-class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter):
+class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteEmitter,
+                       ExprEmitter):
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
@@ -175,6 +177,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         self.reports_locals, self.locals_sites, self.locals_buffer = report_locals, {}, None
         self.visible = [var for var in fn.params if shown(var)]
         self.exits: dict = {}           # scope → its error exit block (`error_exit`)
+        self.tracking: dict = {}        # For.site → its shared-write record (parallel.py)
         # Note [Array parameters do not overlap] (backends/llvm/alias.py)
         self.scopes = ParameterScopes(out, fn, distinct)
         super().__init__(self.builder)
@@ -360,6 +363,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         else:
             new = self.builder.add(old, value) if combines == "add" else \
                 self.builder.sub(old, value)
+        self.claim(target)
         self.builder.store(self.to_storage(new, t), pointer)
 
     def _instr(self, stmt: ir.Instr) -> None:
@@ -634,13 +638,16 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         slot = self.entry_alloca(I64, stmt.var.name)
         self.slots[stmt.var] = slot
         counter = self.entry_alloca(I64, "iteration")
+        tracking = self.start_tracking(stmt, first, stride)     # parallel.py
         with counted_loop(b, self.llfn, count, counter, "for") as n:
             index = b.add(first, b.mul(n, stride))
             b.store(index, slot)
+            self.begin_iteration(tracking, n, index)
             self.emit_scope(stmt.body)
             if stmt.site is not None:
                 now = b.load(slot)
                 self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
+        self.stop_tracking(stmt, tracking)
         if stmt.site is not None:
             after = [self.expr(e) for e in (stmt.start, stmt.step, stmt.stop)]
             for k, (before, now) in enumerate(zip((start, step, stop), after)):
@@ -665,6 +672,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
         b = self.builder
         if stmt.alias_site is not None:
             self._check_call_aliasing(stmt)
+        before = self.values_before_call(stmt)         # parallel.py
         args = [self.ctx]
         for arg in stmt.args:
             args.append(self.address(arg))
@@ -680,6 +688,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, ExprEmitter)
                     b.gep(self.ctx, [b.add(slot, ll.Constant(I64, abi.CTX_FRAMES))]))
             b.store(b.add(count, ll.Constant(I64, 1)), count_ptr)
             b.branch(self.error_exit())         # (a failed call returns 1)
+        self.claim_call_arguments(stmt, before)
 
     def _check_call_aliasing(self, stmt: ir.Call) -> None:
         """Written arguments must not overlap another argument: compare addresses

@@ -101,5 +101,6 @@ def emit_instr(em, stmt: ir.Instr) -> None:
     else:
         operands = [LlvmNumber(em, x, t, stored=True) for x in loaded]
         results = [r.storage() for r in rule.apply(vocabulary, *operands)]
-    for pointer, value in zip(pointers, results):
+    for place, pointer, value in zip(places, pointers, results):
+        em.claim(place)             # Note [Shared writes in compiled parallel loops]
         em.builder.store(value, pointer)

@@ -156,6 +156,7 @@ class StackEmitter:
             self.fail_if(b.trunc(status, I1), stmt.memory_site, [length])
         b.store(b.load(pointer), b.gep(self.stack_items(stack, elem), [length]))
         b.store(b.add(length, ll.Constant(I64, 1)), field(b, stack, _LENGTH))
+        self.claim(stmt.place)          # Note [Shared writes in compiled parallel loops]
         b.store(self.zero_item(elem), pointer)
 
     def _pop(self, stmt: ir.Pop) -> None:
@@ -169,8 +170,10 @@ class StackEmitter:
             self.fail_if(self.nonzero_item(old, elem), stmt.zero_site,
                          self.item_for_report(old, elem))
         top = b.sub(length, ll.Constant(I64, 1))
-        b.store(b.load(b.gep(self.stack_items(stack, elem), [top])), pointer)
+        item = b.load(b.gep(self.stack_items(stack, elem), [top]))
         b.store(top, field(b, stack, _LENGTH))
+        self.claim(stmt.place)          # the item is off the stack, as in the interpreter
+        b.store(item, pointer)
 
     def nonzero_item(self, item, elem: str):
         """`item != zero(T)` exactly, as the interpreter compares (a NaN is not zero,
