@@ -46,7 +46,10 @@ def called_with(function, args, driver: str) -> list:
         except TypeError:
             pass
         else:
-            return function.module.interpreter.bind_arguments(function.name, args)
+            interpreter = function.module.interpreter
+            values = interpreter.bind_arguments(function.name, args)
+            interpreter.check_writable(interpreter.functions[function.name], values)
+            return values
     raise RlangTypeError(f"rlang.{driver} takes the arguments as a list or a tuple, "
                          f"got {type(args).__name__}")
 
@@ -148,6 +151,10 @@ def check_grad(function, args, loss, step: float = 1e-6, rtol: float = 1e-4,
 
 
 def _check_grad(function, args, loss, step, rtol, atol) -> bool:
+    # the finite differences shift elements in place: a read-only array (one the
+    # function only reads) is shifted in a copy
+    args = [a.copy() if isinstance(a, np.ndarray) and not a.flags.writeable else a
+            for a in args]
     grads = gradient(function, args, loss)
     fn = function.module.unit.functions[function.name]
     view = resolve_loss(fn, loss)

@@ -36,6 +36,8 @@ def read_source(path: str, span: Span | None = None, notes: tuple = ()) -> str:
         raise ParseError(f"{path} is a directory, not a .rev file", span) from None
     except OSError as error:
         raise ParseError(f"cannot read {path}: {error.strerror}", span) from None
+    except ValueError:                  # a NUL byte in the path (the OS takes none)
+        raise ParseError(f"{path!r} is not a file name: it contains a NUL byte", span) from None
     try:
         return data.decode("utf-8").removeprefix("\ufeff")   # a byte order mark is no text
     except UnicodeDecodeError as error:

@@ -33,11 +33,20 @@ from .expressions import convert
 from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported
 
 
+def zeros_type(call: ast.Call) -> ast.TypeRef:
+    """The element type of `zeros(T, n…)`; anything else as its first argument is the
+    interpreter's type error (it reached the lowering as an internal error)."""
+    first = call.args[0]
+    if not isinstance(first, ast.TypeExpr):
+        raise RlangTypeError("`zeros` needs a type (such as f64) as argument 1", first.span)
+    return first.type
+
+
 def array_alloc(fl, stmt: ast.Alloc) -> list | None:
     """The IR of an allocation whose value is an array (None: not an array form)."""
     value = stmt.value
     if isinstance(value, ast.Call) and value.func == "zeros":
-        elem = value.args[0].type
+        elem = zeros_type(value)
         if elem.ndim or elem.is_stack or elem.scalar not in SUPPORTED_SCALARS:
             raise BackendUnsupported("the compiled backends allocate zeros of scalar "
                                      "types only", value.span)
@@ -95,7 +104,7 @@ def array_dealloc(fl, stmt: ast.Dealloc, var: ir.Var) -> list:
     compared = None if zeros else _text(value)
     # what the check compares with, for its message (backends/errors.py, `_dealloc_array`): for
     # zeros, its element type and rank
-    against = ("zeros", value.args[0].type.scalar, len(value.args) - 1) if zeros else \
+    against = ("zeros", zeros_type(value).scalar, len(value.args) - 1) if zeros else \
         "literal" if before else "array" if isinstance(expected, ir.Read) else shown
     site = fl.site("dealloc_array", stmt.span, (stmt.name, compared, against,
                                                 var.type.elem, var.type.ndim))

@@ -81,3 +81,44 @@ def test_a_hessian_refuses_a_complex_into_a_float():
     m = rlang.loads(SOURCE, backend="interp")
     with pytest.raises(rlang.RlangTypeError, match="cannot accumulate a complex"):
         rlang.hessian(m.generic, [1 + 0j, 1.5], loss="y")
+
+
+WRITES = """
+function scale!(a: f64[:], s: f64)
+    for i = 0:length(a) - 1
+        a[i] += s
+    end
+end
+function norm(a: f64[:], y: f64)
+    y += a[0] * a[0]
+end
+"""
+
+
+def _read_only(values):
+    array = np.array(values)
+    array.flags.writeable = False
+    return array
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("driver", ["gradient", "hessian", "check_grad"])
+def test_a_read_only_array_for_a_written_parameter_is_refused_by_every_driver(backend, driver):
+    """The interpreter's Hessian works on copies and took it; llvm refused it."""
+    m = rlang.loads(WRITES, backend=backend)
+    with pytest.raises(rlang.RlangTypeError, match="is a read-only array"):
+        getattr(rlang, driver)(m.scale_, [_read_only([1.0, 2.0]), 0.5], loss="s")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_check_grad_takes_a_read_only_array_the_function_only_reads(backend):
+    """Its finite differences shifted the caller's read-only array in place."""
+    m = rlang.loads(WRITES, backend=backend)
+    a = _read_only([1.0, 2.0])
+    assert rlang.check_grad(m.norm, [a, 0.0], loss="y")
+    assert a.tolist() == [1.0, 2.0]
+
+
+def test_a_file_name_with_a_nul_byte_is_an_error(cli):
+    code, _, err = cli("run", "x\x00y.rev")
+    assert code == 1 and "contains a NUL byte" in err and "internal error" not in err

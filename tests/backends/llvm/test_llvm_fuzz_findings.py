@@ -114,3 +114,13 @@ def test_an_integer_deallocated_against_a_float_no_integer_equals_is_refused(lit
         rlang.loads(source, backend="llvm").run_main()
     fine = "function main()\n    k ← 2\n    k → 2.0\nend\n"
     assert rlang.loads(fine, backend="llvm").run_main() == []
+
+
+def test_zeros_of_something_that_is_not_a_type_is_the_interpreters_type_error():
+    source = "function main()\n    m ← zeros(f64 + f64, 2)\n    m → zeros(f64 + f64, 2)\nend\n"
+    errors = []
+    for backend in ("interp", "llvm"):
+        with pytest.raises(rlang.RlangTypeError) as error:
+            rlang.loads(source, backend=backend).run_main()
+        errors.append((error.value.message, error.value.span))
+    assert errors[0] == errors[1]
