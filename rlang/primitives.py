@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from . import complex_math
 from .dual import Dual
 from .ieee import rule_at
 from dataclasses import dataclass, replace
@@ -184,20 +185,24 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
        lambda a, b: (a / _sqrt(a * a + b * b), b / _sqrt(a * a + b * b))),
 ]}
 
-#: The complex column: cmath's function of the same name where there is one.
+#: The complex column: cmath's function of the same name where there is one, with
+#: C99's values where cmath raises for exp, log and the functions made of sinh and
+#: cosh (rlang/complex_math.py, Note [Complex overflow as C99 says]).
 _COMPLEX_FORWARD = {
     "abs": abs, "abs2": lambda z: (z * z.conjugate()).real, "angle": cmath.phase,
     "real": lambda z: z.real, "imag": lambda z: z.imag, "conj": lambda z: z.conjugate(),
-    **{name: getattr(cmath, name) for name in ("sin", "cos", "tan", "asin", "acos", "sinh",
-                                               "cosh", "tanh", "exp", "log", "sqrt")},
+    **{name: getattr(cmath, name) for name in ("tan", "asin", "acos", "tanh", "sqrt")},
+    **{name: getattr(complex_math, name) for name in ("sin", "cos", "sinh", "cosh", "exp",
+                                                      "log")},
 }
 #: The complex derivative of the holomorphic built-ins (the gradient rule multiplies
 #: by its conjugate, see rlang/ad/gvar.py).
 _COMPLEX_DERIVATIVE = {
-    "sin": cmath.cos, "cos": lambda z: -cmath.sin(z), "tan": lambda z: 1 + cmath.tan(z) ** 2,
+    "sin": complex_math.cos, "cos": lambda z: -complex_math.sin(z),
+    "tan": lambda z: 1 + cmath.tan(z) ** 2,
     "asin": lambda z: 1 / cmath.sqrt(1 - z * z), "acos": lambda z: -1 / cmath.sqrt(1 - z * z),
-    "sinh": cmath.cosh, "cosh": cmath.sinh, "tanh": lambda z: 1 - cmath.tanh(z) ** 2,
-    "exp": cmath.exp, "log": lambda z: 1 / z, "sqrt": lambda z: 0.5 / cmath.sqrt(z),
+    "sinh": complex_math.cosh, "cosh": complex_math.sinh,
+    "tanh": lambda z: 1 - cmath.tanh(z) ** 2, "exp": complex_math.exp, "log": lambda z: 1 / z, "sqrt": lambda z: 0.5 / cmath.sqrt(z),
 }
 BUILTINS = {name: replace(b, complex_forward=_COMPLEX_FORWARD.get(name),
                           complex_derivative=_COMPLEX_DERIVATIVE.get(name))

@@ -21,12 +21,13 @@ give the holomorphic derivatives the interpreter's gradient rules use):
   ZeroDivisionError).
 - `exp`, `sinh`, `cosh` (and `sin`, `cos` through them: sin z = −i·sinh(iz), cos z =
   cosh(iz)) are cmath's: past |re| > log(DBL_MAX/4) the real factor is e^(x∓1)·e, so
-  that it does not overflow before the product does; an infinite part of the result
-  is cmath's OverflowError, which the interpreter answers with nan + nan·i.
+  that it does not overflow before the product does; where a part of that is
+  infinite (cmath's OverflowError) the value is glibc's scaled form, as C99 and
+  NumPy give it (rlang/complex_math.py, Note [Complex overflow as C99 says]).
 - `tanh` (and `tan z = −i·tanh(iz)`) is cmath's tanh x·(1 + tan² y)/(1 + tanh² x tan² y)
   form, ±1 + 4 sin y cos y e^(−2|x|)·i past |x| > log(DBL_MAX/4): no overflow.
 - `log` is cmath's: log1p near |z| = 1, |z| halved past DBL_MAX/4 and scaled up
-  from the subnormals; log 0 is cmath's ValueError: nan + nan·i.
+  from the subnormals; log 0 (cmath's ValueError) is C99's −inf + atan2(im, re)·i.
 - `sqrt` is cmath's: s = 2·√(|re|/8 + hypot(|re|/8, |im|/8)) (scaled by 2^53 where
   both parts are subnormal), then (s, ±|im|/2s) or (|im|/2s, ±s), the signs those of
   im, its zero's sign included.
@@ -34,12 +35,16 @@ give the holomorphic derivatives the interpreter's gradient rules use):
   asinh (glibc's four-branch asinh), and cmath's logarithmic form past DBL_MAX/4.
 - Signs of zeros follow cmath's `copysign`s (`_negative` reads the sign of −0.0 as
   1/x < 0).  cmath's tables of special values (infinite and NaN arguments) are not
-  reproduced: such arguments give what the finite formulas give.
+  reproduced: such arguments give what the finite formulas give, which is C99's (and
+  cmath's) value for an infinite real part with a finite imaginary one in `exp`,
+  `log`, `sinh` and `cosh`.
 """
 from __future__ import annotations
 
 import math
+import sys
 
+from .. import complex_math
 from ..ir import nodes as ir
 from ..types_rules import BackendUnsupported
 # the f64 IR builders of complex.py, by short names: the formulas below are long
@@ -126,26 +131,59 @@ def _general_power(z: Pair, w: Pair) -> Pair:
 
 
 def _exp(z: Pair) -> Pair:
-    """cmath.exp."""
+    """cmath.exp, glibc's scaled form where it overflows."""
     large = ir.Compare(">", z.re, _c(_LOG_LARGE))
     scale = _call("exp", _select(large, _f("-", z.re, _c(1.0)), z.re))
     cos, sin = _call("cos", z.im), _call("sin", z.im)
-    return _overflow_to_nan(Pair(
+    cmath_value = Pair(
         _select(large, _f("*", _f("*", scale, cos), _c(math.e)), _f("*", scale, cos)),
-        _select(large, _f("*", _f("*", scale, sin), _c(math.e)), _f("*", scale, sin))))
+        _select(large, _f("*", _f("*", scale, sin), _c(math.e)), _f("*", scale, sin)))
+    return _c99_past_overflow(cmath_value, _scaled_exponential(z.re, cos, sin, half=False))
 
 
 def _hyperbolic(name: str, z: Pair) -> Pair:
     """cmath.sinh or cmath.cosh: (cos y · f(x), sin y · g(x)) with (f, g) = (sinh,
-    cosh) or (cosh, sinh), at x ∓ 1 times e past |x| > log(DBL_MAX/4)."""
+    cosh) or (cosh, sinh), at x ∓ 1 times e past |x| > log(DBL_MAX/4); glibc's scaled
+    form where that overflows, the sign of x on cos y for sinh, on sin y for cosh."""
     large = ir.Compare(">", _abs(z.re), _c(_LOG_LARGE))
     x = _select(large, _select(ir.Compare(">", z.re, _c(0.0)), _f("-", z.re, _c(1.0)),
                                _f("+", z.re, _c(1.0))), z.re)
     first, second = ("sinh", "cosh") if name == "sinh" else ("cosh", "sinh")
-    re = _f("*", _call("cos", z.im), _call(first, x))
-    im = _f("*", _call("sin", z.im), _call(second, x))
-    return _overflow_to_nan(Pair(_select(large, _f("*", re, _c(math.e)), re),
-                                 _select(large, _f("*", im, _c(math.e)), im)))
+    cos, sin = _call("cos", z.im), _call("sin", z.im)
+    re = _f("*", cos, _call(first, x))
+    im = _f("*", sin, _call(second, x))
+    cmath_value = Pair(_select(large, _f("*", re, _c(math.e)), re),
+                       _select(large, _f("*", im, _c(math.e)), im))
+    negative = _negative(z.re)
+    if name == "sinh":
+        cos = _select(negative, ir.Unary("-", cos, "f64"), cos)
+    else:
+        sin = _select(negative, ir.Unary("-", sin, "f64"), sin)
+    return _c99_past_overflow(cmath_value, _scaled_exponential(z.re, cos, sin, half=True))
+
+
+def _scaled_exponential(x, cos, sin, half: bool) -> Pair:
+    """e^|x|·(cos + sin·i) (halved with `half`) for |x| > 709 without forming e^|x|:
+    rlang.complex_math.scaled_exponential as IR."""
+    t = complex_math.OVERFLOW_STEP
+    step = _c(math.exp(t) / 2.0 if half else math.exp(t))
+    rest = _f("-", _abs(x), _c(float(t)))
+    cos, sin = _f("*", cos, step), _f("*", sin, step)
+    twice = ir.Compare(">", rest, _c(float(t)))
+    rest = _select(twice, _f("-", rest, _c(float(t))), rest)
+    cos = _select(twice, _f("*", cos, _c(math.exp(t))), cos)
+    sin = _select(twice, _f("*", sin, _c(math.exp(t))), sin)
+    factor = _select(ir.Compare(">", rest, _c(float(t))), _c(sys.float_info.max),
+                     _call("exp", rest))
+    return Pair(_f("*", factor, cos), _f("*", factor, sin))
+
+
+def _c99_past_overflow(cmath_value: Pair, scaled: Pair) -> Pair:
+    """cmath's value, or the scaled one where a part of cmath's is infinite (where
+    cmath raises OverflowError and rlang.complex_math answers as C99 does)."""
+    infinite = ir.Logic("||", _is_infinite(cmath_value.re), _is_infinite(cmath_value.im))
+    return Pair(_select(infinite, scaled.re, cmath_value.re),
+                _select(infinite, scaled.im, cmath_value.im))
 
 
 def _tanh(z: Pair) -> Pair:
@@ -190,9 +228,8 @@ def _log(z: Pair) -> Pair:
     is_large = ir.Logic("||", ir.Compare(">", ax, _c(_LARGE)), ir.Compare(">", ay, _c(_LARGE)))
     is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
     re = _select(is_large, large, _select(is_tiny, subnormal, moderate))
-    zero = _both_zero(z)            # cmath's ValueError: nan + nan·i
-    return Pair(_select(zero, _c(math.nan), re),
-                _select(zero, _c(math.nan), _call("atan", z.im, z.re)))
+    zero = _both_zero(z)            # cmath's ValueError; C99's −inf + atan2(im, re)·i
+    return Pair(_select(zero, _c(-math.inf), re), _call("atan", z.im, z.re))
 
 
 def _sqrt(z: Pair) -> Pair:
