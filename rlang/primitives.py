@@ -195,12 +195,21 @@ _COMPLEX_FORWARD = {
     **{name: getattr(complex_math, name) for name in ("sin", "cos", "sinh", "cosh", "exp",
                                                       "log")},
 }
+def _root_of_one_minus_square(z: complex) -> complex:
+    """√(1 − z²) as cmath's asin computes it, √(1 − z)·√(1 + z) with the signs of
+    zeros kept (1 − z has the imaginary part −im): on the branch cuts (real z past
+    ±1) it is the root on the side the zero's sign picks, the side asin's value is
+    on.  (1 − z·z loses that sign: the derivative at 4 + 0im came from the other side.)"""
+    return cmath.sqrt(complex(1.0 - z.real, -z.imag)) * cmath.sqrt(complex(1.0 + z.real, z.imag))
+
+
 #: The complex derivative of the holomorphic built-ins (the gradient rule multiplies
 #: by its conjugate, see rlang/ad/gvar.py).
 _COMPLEX_DERIVATIVE = {
     "sin": complex_math.cos, "cos": lambda z: -complex_math.sin(z),
     "tan": lambda z: 1 + cmath.tan(z) ** 2,
-    "asin": lambda z: 1 / cmath.sqrt(1 - z * z), "acos": lambda z: -1 / cmath.sqrt(1 - z * z),
+    "asin": lambda z: 1 / _root_of_one_minus_square(z),
+    "acos": lambda z: -1 / _root_of_one_minus_square(z),
     "sinh": complex_math.cosh, "cosh": complex_math.sinh,
     "tanh": lambda z: 1 - cmath.tanh(z) ** 2, "exp": complex_math.exp, "log": lambda z: 1 / z, "sqrt": lambda z: 0.5 / cmath.sqrt(z),
 }

@@ -104,8 +104,12 @@ def complex_divide(a: Pair, b: Pair) -> Pair:
                  real_op("-", real_op("*", a.im, ratio), a.re))
     zero = ir.Logic("&&", ir.Compare("==", b.re, real_const(0.0)),
                     ir.Compare("==", b.im, real_const(0.0)))
-    return Pair(real_select(zero, real_const(math.nan), real_op("/", re, denominator)),
-                real_select(zero, real_const(math.nan), real_op("/", im, denominator)))
+    # nan, and its gradient nan along every part, as the interpreter's (its 1/b and
+    # −a/b² have no value at b = 0), not the 0 of a constant
+    parts = real_op("+", real_op("+", a.re, a.im), real_op("+", b.re, b.im))
+    undefined = real_op("*", parts, real_const(math.nan))
+    return Pair(real_select(zero, undefined, real_op("/", re, denominator)),
+                real_select(zero, undefined, real_op("/", im, denominator)))
 
 
 def negate(a: Pair) -> Pair:

@@ -89,7 +89,8 @@ def _integer_power(fl, z: Pair, n: int) -> Pair:
     # 1 / power; a zero power is CPython's ZeroDivisionError: inf + nan·i
     quotient = _overflow_to_nan(_divide(Pair(_c(1.0), _c(0.0)), power))
     zero = _both_zero(power)
-    return Pair(_select(zero, _c(math.inf), quotient.re), _select(zero, _c(math.nan), quotient.im))
+    inverse = Pair(_select(zero, _c(math.inf), quotient.re), _select(zero, _c(math.nan), quotient.im))
+    return inverse if n == 0 else _no_derivative_at_zero(z, inverse)
 
 
 def _unsigned_power(fl, z: Pair, n: int) -> Pair:
@@ -126,8 +127,12 @@ def _general_power(z: Pair, w: Pair) -> Pair:
     # z ** 0 is 1 even where the polar form is not (an infinite or NaN z)
     one = ir.Logic("&&", w_zero, ir.Unary("!", _finite(z), "bool"))
     z_zero = _both_zero(z)
-    return Pair(_select(z_zero, at_zero.re, _select(one, _c(1.0), polar.re)),
-                _select(z_zero, at_zero.im, _select(one, _c(0.0), polar.im)))
+    power = Pair(_select(z_zero, at_zero.re, _select(one, _c(1.0), polar.re)),
+                 _select(z_zero, at_zero.im, _select(one, _c(0.0), polar.im)))
+    # at z = 0, w·z^(w−1) exists for w = 0 and re(w) ≥ 1 with im(w) = 0 only
+    singular = ir.Logic("&&", ir.Unary("!", w_zero, "bool"), ir.Logic(
+        "||", ir.Compare("!=", w.im, _c(0.0)), ir.Compare("<", w.re, _c(1.0))))
+    return _no_derivative_at_zero(z, power, singular)
 
 
 def _exp(z: Pair) -> Pair:
@@ -229,12 +234,16 @@ def _log(z: Pair) -> Pair:
     is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
     re = _select(is_large, large, _select(is_tiny, subnormal, moderate))
     zero = _both_zero(z)            # cmath's ValueError; C99's −inf + atan2(im, re)·i
-    return Pair(_select(zero, _c(-math.inf), re), _call("atan", z.im, z.re))
+    return _no_derivative_at_zero(z, Pair(_select(zero, _c(-math.inf), re),
+                                          _call("atan", z.im, z.re)))
 
 
 def _sqrt(z: Pair) -> Pair:
-    """cmath.sqrt."""
-    ax, ay = _abs(z.re), _abs(z.im)
+    """cmath.sqrt.  |re| and |im| are written with the derivatives of the side the
+    formula stands for (Note [Derivatives on the real axis])."""
+    positive = ir.Compare(">=", z.re, _c(0.0))
+    ax = _select(positive, z.re, ir.Unary("-", z.re, "f64"))
+    ay = _select(_negative(z.im), ir.Unary("-", z.im, "f64"), z.im)
     eighth = _f("/", ax, _c(8.0))
     s = _f("*", _c(2.0), _call("sqrt", _f("+", eighth, _call("hypot", eighth,
                                                               _f("/", ay, _c(8.0))))))
@@ -245,11 +254,10 @@ def _sqrt(z: Pair) -> Pair:
     is_tiny = ir.Logic("&&", ir.Compare("<", ax, _c(_TINY)), ir.Compare("<", ay, _c(_TINY)))
     s = _select(is_tiny, tiny_s, s)
     d = _f("/", ay, _f("*", _c(2.0), s))
-    positive = ir.Compare(">=", z.re, _c(0.0))
     re = _select(positive, s, d)
     im = _copysign(_select(positive, d, s), z.im)
     zero = _both_zero(z)
-    return Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im))
+    return _no_derivative_at_zero(z, Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im)))
 
 
 def complex_arcsine(name: str, z: Pair) -> Pair:
@@ -362,10 +370,52 @@ def _both_zero(z: Pair):
     return ir.Logic("&&", ir.Compare("==", z.re, _c(0.0)), ir.Compare("==", z.im, _c(0.0)))
 
 
+# Note [Derivatives on the real axis]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The compiled gradients differentiate these formulas, and `abs` has the derivative
+# sign(x), which is 0 at x = ±0.  cmath's sqrt works with |re| and |im| and puts the
+# signs back with copysign, so written with `abs` the derivative along im vanished
+# on the whole real axis (sqrt(4 + 0im) had ∂im/∂im = 0, not 1/4, and asin and acos,
+# made of square roots, with it).  So copysign here negates its (nonnegative) first
+# argument where the sign is negative (derivative ±1, also at 0), and sqrt's |re| and |im| are
+# selects of ±re and ±im: derivative ±1 by the side the formula takes, the sign of
+# a zero imaginary part choosing the side of the branch cut as the interpreter's
+# holomorphic derivative 1/(2·sqrt z) does.
+
+# Note [Gradients where no derivative exists]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The interpreter's gradient of log, sqrt, 1/z and z ** w (re(w) < 1 or im(w) ≠ 0)
+# at z = 0 is nan + nan·i: its holomorphic rule (1/z, 1/(2√z), w·z^(w−1)) has no
+# value there.  Differentiated as written, the formulas here gave 0 (their value
+# at 0 is a constant chosen by a select).  So such a value v becomes v − p, p being
+# √(re² + im²) at z = 0 and 0 elsewhere: the same number (v − (+0) is v, for −0, ±inf and nan too), with
+# the derivative −(1/(2·0))·(2·0) = ∞·0 = nan along re and im, on every compiled
+# backend.  abs and angle, whose interpreter gradients at 0 are 0 (sign(0) = 0, as
+# the real abs), are selects of constants there (`complex_builtin`).  docs/autodiff.md
+# lists what each backend returns at these points.
+
+def _no_derivative_at_zero(z: Pair, value: Pair, condition=None) -> Pair:
+    """`value`, whose gradient with respect to z is nan + nan·i at z = 0 (where
+    `condition` also holds, if given): Note [Gradients where no derivative exists]."""
+    at = _both_zero(z) if condition is None else ir.Logic("&&", _both_zero(z), condition)
+    poison = _select(at, _call("sqrt", _f("+", _f("*", z.re, z.re), _f("*", z.im, z.im))),
+                     _c(0.0))       # v − (+0) is v: each part appears once in the tree
+    return Pair(_f("-", value.re, poison), _f("-", value.im, poison))
+
+
+def _angle_at_zero(z: Pair):
+    """atan2(im, re) at re = im = ±0, as constants (0, −0, π or −π): no derivative."""
+    flipped = _negative(z.re)
+    return _select(_negative(z.im), _select(flipped, _c(-math.pi), _c(-0.0)),
+                   _select(flipped, _c(math.pi), _c(0.0)))
+
+
 def _copysign(magnitude, sign):
-    """C's copysign: |magnitude| with the sign of `sign`, −0.0 counting as negative."""
-    a = _abs(magnitude)
-    return _select(_negative(sign), ir.Unary("-", a, "f64"), a)
+    """C's copysign of a `magnitude` whose sign bit is clear (every caller's is): it,
+    or −it where `sign` is negative, −0.0 counting as negative.  Not ±|magnitude|:
+    the derivative is ±1 also at a zero magnitude (Note [Derivatives on the real
+    axis])."""
+    return _select(_negative(sign), ir.Unary("-", magnitude, "f64"), magnitude)
 
 
 def _negative(x):
@@ -377,12 +427,12 @@ def _negative(x):
 def complex_builtin(name: str, z: Pair, span):
     """A registry function of one complex argument: a real IR expression (abs, abs2,
     angle, real, imag) or a Pair (cmath's functions: this module)."""
-    if name == "abs":
-        return _call("hypot", z.re, z.im)
+    if name == "abs":               # the interpreter's gradient at 0 is 0
+        return _select(_both_zero(z), _c(0.0), _call("hypot", z.re, z.im))
     if name == "abs2":
         return _f("+", _f("*", z.re, z.re), _f("*", z.im, z.im))
-    if name == "angle":
-        return _call("atan", z.im, z.re)
+    if name == "angle":             # the interpreter's gradient at 0 is 0
+        return _select(_both_zero(z), _angle_at_zero(z), _call("atan", z.im, z.re))
     if name == "real":
         return z.re
     if name == "imag":

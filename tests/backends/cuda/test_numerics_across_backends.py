@@ -2,7 +2,10 @@
 
 - complex exp, sinh, cosh, sin, cos and log at overflow, at an infinite real part and
   at 0 give C99's (NumPy's) special values on every backend
-  (rlang/complex_math.py, Note [Complex overflow as C99 says]).
+  (rlang/complex_math.py, Note [Complex overflow as C99 says]);
+- gradients of the complex built-ins and operations at 0 and on the real axis are
+  the interpreter's on llvm and cuda: nan + nan·i where no derivative exists
+  (Note [Gradients where no derivative exists], rlang/lower/complex_functions.py).
 """
 from __future__ import annotations
 
@@ -78,3 +81,77 @@ def test_c99_values_on_every_backend(name, z, expected):
         (w,), _ = module["f!"](np.zeros(1, dtype=complex), np.array([z]))
         assert _same_part(w.real, expected.real) and _same_part(w.imag, expected.imag), \
             (backend, w)
+
+
+# ------------------------------------------------------------ complex gradients at 0
+
+#: Complex built-ins and operations, at 0 (where several have no derivative) and on
+#: the real axis (where sqrt, asin and acos put back signs with copysign).
+GRADIENT_EXPRESSIONS = ["exp(z)", "log(z)", "sqrt(z)", "sin(z)", "tanh(z)", "asin(z)",
+                        "acos(z)", "z ** 2", "z ** 0", "z ** -1", "z ** 0.5", "z ** 2.5",
+                        "z ** (1.0 + 1.0im)", "1.0 / z", "complex(abs(z), 0.0)",
+                        "complex(angle(z), 0.0)"]
+GRADIENT_POINTS = np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0),
+                            4 + 0j, complex(-4.0, 0.0), complex(4.0, -0.0), 0.3 + 0j])
+
+
+def _gradient_source(expression: str) -> str:
+    """The parts of `expression` summed over the points: the points are independent,
+    so one gradient gives ∂part/∂z at every point."""
+    z = "z[i]"
+    return (f"function f!(total!: f64[:], z: complex[:])\n"
+            f"    for i = 0:length(z) - 1\n"
+            f"        total![0] += real({expression.replace('z', z)})\n"
+            f"        total![1] += imag({expression.replace('z', z)})\n"
+            f"    end\nend\n")
+
+
+def _gradients_at_the_points(backend: str) -> dict:
+    """(expression, index of the point, "re"/"im" part of the result) →
+    ∂part/∂re + ∂part/∂im·i."""
+    found = {}
+    for expression in GRADIENT_EXPRESSIONS:
+        module = rlang.loads(_gradient_source(expression), backend=backend)
+        for offset, part in enumerate(("re", "im")):
+            args = (np.zeros(2), GRADIENT_POINTS.copy())
+            gradient = rlang.gradient(module["f!"], args, loss=f"total![{offset}]")
+            for k, g in enumerate(gradient[1]):
+                found[expression, k, part] = complex(g)
+    return found
+
+
+def _same_gradient(a: complex, b: complex) -> bool:
+    return all((math.isnan(x) and math.isnan(y)) or abs(x - y) <= 1e-12 * max(1.0, abs(y))
+               for x, y in ((a.real, b.real), (a.imag, b.imag)))
+
+
+@pytest.fixture(scope="module")
+def interpreter_gradients():
+    return _gradients_at_the_points("interp")
+
+
+@pytest.mark.parametrize("backend", ["llvm", "cuda"])
+def test_complex_gradients_at_zero_and_on_the_real_axis_agree(backend, interpreter_gradients):
+    got = _gradients_at_the_points(backend)
+    wrong = [(key, got[key], expected) for key, expected in interpreter_gradients.items()
+             if not _same_gradient(got[key], expected)]
+    assert not wrong, f"{backend}: {len(wrong)} differ from the interpreter: {wrong[:6]}"
+
+
+def test_what_the_gradients_are_where_no_derivative_exists(interpreter_gradients):
+    """docs/ad.md's table: nan + nan·i where no derivative exists at 0, 0 for abs and
+    angle (as the real abs), the one-sided derivative on the side the sign of a zero
+    imaginary part picks on a branch cut."""
+    nan = complex(math.nan, math.nan)
+    for expression in ("log(z)", "sqrt(z)", "z ** -1", "z ** 0.5", "z ** (1.0 + 1.0im)",
+                       "1.0 / z"):
+        for part in ("re", "im"):
+            assert _same_gradient(interpreter_gradients[expression, 0, part], nan), expression
+    for expression in ("complex(abs(z), 0.0)", "complex(angle(z), 0.0)"):
+        assert interpreter_gradients[expression, 0, "re"] == 0j
+    assert interpreter_gradients["z ** 2.5", 0, "re"] == 0j
+    # sqrt(4 ± 0i) = ±… : ∂im/∂im = 1/4 on both sides; asin(4 + 0i) lies above the cut
+    assert interpreter_gradients["sqrt(z)", 4, "im"] == 0.25j
+    assert interpreter_gradients["sqrt(z)", 6, "im"] == 0.25j
+    asin_above = interpreter_gradients["asin(z)", 4, "re"]
+    assert asin_above.imag < 0 and abs(asin_above.imag + 1 / math.sqrt(15)) < 1e-15
