@@ -362,6 +362,11 @@ def _ulog_div_update(site, ints, floats, _):
     return RlangRuntimeError(f"`{site.detail[0]} /= 0`: ulog division by zero", site.span)
 
 
+def _ulog_mul_update(site, ints, floats, _):
+    return ReversibilityError(f"`{site.detail[0]} *= 0` cannot be undone: it would set the "
+                              f"ulog to zero and lose its value", site.span)
+
+
 def _ulog_sub(site, ints, floats, _):
     return RlangRuntimeError("ulog subtraction with a larger subtrahend would be negative",
                              site.span)
@@ -419,7 +424,7 @@ _BUILD = {
     "call_alias": _call_alias,
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
     "memory": _memory, "dealloc_shape": _dealloc_shape, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
-    "ulog_div_update": _ulog_div_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
+    "ulog_div_update": _ulog_div_update, "ulog_mul_update": _ulog_mul_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
     "pop_zero": _pop_zero, "stack_memory": _stack_memory, "swap_shape": _swap_shape,
     "size_dimension": _size_dimension, "message": _message,
 }

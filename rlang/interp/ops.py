@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..errors import RlangRuntimeError, RlangTypeError
+from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..dual import Dual, parts, refuse_tangent
 from ..ieee import float_div, float_pow
 from ..numbers import F32, I32, Fixed, ULog
@@ -384,6 +384,9 @@ def _ulog_update(op, old: ULog, rhs, span, target):
             rhs = ULog.from_value(rhs)
         except ValueError as error:
             raise RlangRuntimeError(str(error), span) from None
+    if op == "*=" and rhs.log == -math.inf:
+        raise ReversibilityError(f"`{target} *= 0` cannot be undone: it would set the ulog "
+                                 f"to zero and lose its value", span)
     try:
         return old.mul(rhs) if op == "*=" else old.div(rhs)
     except ZeroDivisionError as error:

@@ -48,7 +48,7 @@ from .complex import Pair, as_pair
 from .expressions import convert, lower_expr
 from .parallel import ParallelLoops
 from .stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
-from .systems import SYSTEMS, nonzero_divisor, to_system, zero_or_one
+from .systems import SYSTEMS, nonzero_divisor, nonzero_factor, to_system, zero_or_one
 from ..primitives import CONSTANTS
 from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported, CompiledTypeError
 from .argument_types import type_of_value
@@ -295,8 +295,8 @@ class _FunctionLowering:
             raise RlangTypeError(f"`{stmt.op}` on the ulog `{text}` needs a ulog or a "
                                  f"non-negative real, got {ir.type_text(value.type)}", stmt.span)
         value = to_system(self, value, "ulog", stmt.span)
-        if stmt.op == "/=":
-            value = nonzero_divisor(self, value, stmt.span, (text,))
+        guard = nonzero_divisor if stmt.op == "/=" else nonzero_factor
+        value = guard(self, value, stmt.span, (text,))
         checks = self.alias_checks(stmt.target, target, stmt.value)
         return ir.Update(target, "+=" if stmt.op == "*=" else "-=", value, checks)
 

@@ -132,6 +132,13 @@ def divide_ulog(fl, a, b, span, kind: str, detail: tuple):
     return ir.Checked(quotient, ir.Compare("!=", log_of(b), _minus_infinity()), site)
 
 
+def nonzero_factor(fl, value, span, detail: tuple):
+    """The factor of `l *= value` (a ulog), checked not to be zero: multiplying by
+    zero cannot be undone (always checked, as division by zero is)."""
+    site = fl.error_site("ulog_mul_update", span, detail)
+    return ir.Checked(value, ir.Compare("!=", log_of(value), _minus_infinity()), site)
+
+
 def nonzero_divisor(fl, value, span, detail: tuple):
     """The divisor of `l /= value` (a ulog), checked not to be zero."""
     site = fl.error_site("ulog_div_update", span, detail)

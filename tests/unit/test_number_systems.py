@@ -691,11 +691,12 @@ def test_one_and_zero_of_ulog_and_f64_of_a_ulog():
     assert value("f64(l)", "l ← ulog(1e300); l *= ulog(1e300)") == math.inf
 
 
-def test_ulog_multiplied_by_zero_becomes_zero():
-    (l, _) = function("l: ulog, a: ulog", "l *= a").f(ul(3.0), ul(0.0))
-    assert l.log == -math.inf
-    (l, _) = function("l: ulog, p", "l *= p").f(ul(3.0), 0.0)
-    assert l.log == -math.inf
+def test_ulog_multiplied_by_zero_is_refused():
+    # it became zero and could not be undone (#23): tests/unit/test_ulog_multiply_by_zero.py
+    with pytest.raises(rlang.ReversibilityError, match="cannot be undone"):
+        function("l: ulog, a: ulog", "l *= a").f(ul(3.0), ul(0.0))
+    with pytest.raises(rlang.ReversibilityError, match="cannot be undone"):
+        function("l: ulog, p", "l *= p").f(ul(3.0), 0.0)
 
 
 def test_log_sum_exp_keeps_a_tiny_ratio():
