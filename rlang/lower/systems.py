@@ -134,7 +134,10 @@ def divide_ulog(fl, a, b, span, kind: str, detail: tuple):
 
 def nonzero_factor(fl, value, span, detail: tuple):
     """The factor of `l *= value` (a ulog), checked not to be zero: multiplying by
-    zero cannot be undone (always checked, as division by zero is)."""
+    zero cannot be undone (always checked, as division by zero is; a nonzero constant
+    needs no check)."""
+    if isinstance(value, ir.Const) and value.type == "ulog" and value.value != -math.inf:
+        return value
     site = fl.error_site("ulog_mul_update", span, detail)
     return ir.Checked(value, ir.Compare("!=", log_of(value), _minus_infinity()), site)
 

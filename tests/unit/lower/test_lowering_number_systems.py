@@ -102,7 +102,9 @@ def test_ulog_products_are_sums_of_logarithms(unit):
     assert (l.type, m.type) == ("ulog", "ulog")
     assert all(s.target == ir.VarPlace(l) for s in forward.body)
     (plus, minus) = forward.body
-    assert (plus.op, plus.value) == ("+=", ir.Read(m))
+    # `*= m` is checked not to be a multiplication by zero (it could not be undone)
+    assert plus.op == "+=" and isinstance(plus.value, ir.Checked)
+    assert plus.value.value == ir.Read(m)
     assert minus.op == "-=" and isinstance(minus.value, ir.Checked)
     assert minus.value.value == log2
     backward = entry_of(lowered(unit, "grow", ("ulog", "ulog"), True))
@@ -126,9 +128,12 @@ def test_a_ulog_product_expression_adds_reinterpreted_logarithms(unit):
 def test_a_real_made_a_ulog_is_a_checked_conversion(unit):
     module = lowered(unit, "to_log", ("ulog", "f64"), invcheck=False)
     (update,) = entry_of(module).body
-    assert update.op == "+=" and isinstance(update.value, ir.Convert)
-    assert update.value.type == "ulog" and update.value.operand.type == "f64"
-    assert module.sites[update.value.site].kind == "convert"
+    assert update.op == "+=" and isinstance(update.value, ir.Checked)     # not `*= 0`
+    assert module.sites[update.value.site].kind == "ulog_mul_update"
+    converted = update.value.value
+    assert isinstance(converted, ir.Convert)
+    assert converted.type == "ulog" and converted.operand.type == "f64"
+    assert module.sites[converted.site].kind == "convert"
 
 
 def test_fixed_to_real_conversions(unit):
