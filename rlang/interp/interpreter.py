@@ -201,7 +201,9 @@ class Interpreter:
                              f"{self.max_depth} (unbounded recursion?)", span)
 
     def bind_argument(self, fn, param, value, convert, span):
-        read_only = fn.params.index(param) not in self.written.get(fn.name, ())
+        # only values from outside widen (Note [Widening read-only arrays]); calls inside
+        # a program, the hot path, skip the lookup
+        read_only = convert and fn.params.index(param) not in self.written.get(fn.name, ())
         conformed = conform(value, param.type, convert, read_only)
         if conformed is None:
             expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \
