@@ -29,6 +29,39 @@ def bitwise_operand_message(op: str, operand_type: str) -> str:
     return f"`{op}` needs integers or bools, got {with_article(operand_type)}{hint}"
 
 
+#: The scalar types that each one-operand instruction updates (LANGUAGE.md §3's
+#: table: INC and DEC step integers, FLIP flips bools, CONJ conjugates complex
+#: numbers; NEG negates every signed number).  docs/language-decisions.md
+#: "Instructions on the types of §3" says why a float is refused by INC and CONJ.
+INSTRUCTION_OPERANDS = {
+    "NEG": ("i64", "i32", "f64", "f32", "fixed", "complex"),
+    "INC": ("i64", "i32"), "DEC": ("i64", "i32"),
+    "FLIP": ("bool",), "CONJ": ("complex",),
+}
+
+_INSTRUCTION_HINTS = {
+    ("INC", "real"): "; INC and DEC step integers: add 1.0 with `+= 1.0`",
+    ("DEC", "real"): "; INC and DEC step integers: subtract 1.0 with `-= 1.0`",
+    ("CONJ", "real"): "; a real number is its own conjugate",
+    ("NEG", "bool"): "; did you mean FLIP?",
+    ("NEG", "ulog"): "; a ulog is never negative",
+}
+
+
+def instruction_operand_message(name: str, operand_type: str) -> str | None:
+    """What is wrong with instruction `name` (a key of INSTRUCTION_OPERANDS) updating
+    a scalar of type `operand_type`, or None when it may: the same words from the
+    checker, the interpreter and the compiled backends."""
+    allowed = INSTRUCTION_OPERANDS[name]
+    if operand_type in allowed:
+        return None
+    kind = "real" if operand_type in ("f64", "f32", "fixed") else operand_type
+    hint = _INSTRUCTION_HINTS.get((name, kind), "")
+    wanted = {"INC": "an integer", "DEC": "an integer", "FLIP": "a bool",
+              "CONJ": "a complex", "NEG": "a signed number"}[name]
+    return f"{name} needs {wanted}, got {with_article(operand_type)}{hint}"
+
+
 class BackendUnsupported(RlangError):
     """A construct or a type that a compiled backend does not handle (yet)."""
 

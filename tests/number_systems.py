@@ -28,9 +28,9 @@ function fixed_ops!(s!: fixed, p!: fixed, q!: fixed, a: fixed, b: fixed, n: i64)
     p! += a * b
     q! += a / b
     if (a < b, ~)
-        INC(s!)
+        s! += 1
     else
-        DEC(s!)
+        s! -= 1
     end
     NEG(p!)
     s! += n

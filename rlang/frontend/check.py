@@ -45,7 +45,8 @@ from .ast import is_number_literal
 from .invert import invert_body
 from .printer import format_expr as _src, format_type
 from ..span import NO_SPAN, Span
-from ..types_rules import BITWISE_OPS, bitwise_operand_message
+from ..types_rules import (BITWISE_OPS, INSTRUCTION_OPERANDS, bitwise_operand_message,
+                           instruction_operand_message)
 from .unit import Unit
 from ..deep import run_deep
 
@@ -341,6 +342,8 @@ def _check_instr(ctx: _Ctx, stmt: Instr) -> None:
             _read(ctx, arg)
     _check_overlaps(ctx, written, "operands", f"`{stmt.name}`", "writes")
     _check_written_indices(ctx, [w for w, _ in written])
+    if stmt.name in INSTRUCTION_OPERANDS and written:
+        _check_operand_type(ctx, stmt)
     for k, arg in enumerate(stmt.args):
         if k in info.written:
             continue
@@ -349,6 +352,17 @@ def _check_instr(ctx: _Ctx, stmt: Instr) -> None:
                 ctx.error(f"`{stmt.name}` reads `{_src(view)}`, which it also writes",
                           view.span)
                 break
+
+
+def _check_operand_type(ctx: _Ctx, stmt: Instr) -> None:
+    """NEG, INC, DEC, FLIP or CONJ on an operand whose type is plain in the source
+    (LANGUAGE.md §3: INC on an f64 is a type error); an operand of unknown type is
+    left to run time, which checks every operand."""
+    known = _infer(stmt.args[0], ctx.env)
+    if known is not None and not known.is_stack and known.ndim == 0:
+        wrong = instruction_operand_message(stmt.name, known.scalar)
+        if wrong:
+            ctx.error(wrong, stmt.span)
 
 
 def _check_call(ctx: _Ctx, stmt: CallStmt) -> None:

@@ -17,6 +17,7 @@ from . import ops
 from .limits import STACK_ITEM_BYTES
 from ..dual import Dual
 from ..numbers import F32, Fixed
+from ..types_rules import instruction_operand_message
 from ..values import Stack, a_type, type_name, zero_of
 
 class Rev:
@@ -118,12 +119,6 @@ def execute_instruction(interp, stmt: ast.Instr, env) -> None:
     INSTRUCTION_HANDLERS[stmt.name](interp, stmt, env, refs)
 
 
-def _number(value, name, stmt, kinds):
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise RlangTypeError(f"{name} cannot update {a_type(value)}", stmt.span)
-    return value
-
-
 def _swap(interp, stmt, env, refs):
     """Whole arrays element by element; otherwise the registry's rule."""
     a, b = refs[0].get(), refs[1].get()
@@ -144,28 +139,13 @@ def _swap(interp, stmt, env, refs):
     refs[1].set(new_b)
 
 
-def _neg(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "NEG", stmt, (int, float, complex, Fixed, Dual))
-    refs[0].set(*apply_rule("NEG", [x], stmt.span))
-
-
-def _step(interp, stmt, env, refs):
-    """INC and DEC."""
-    x = _number(refs[0].get(), stmt.name, stmt, (int, float, Fixed, Dual))
-    refs[0].set(*apply_rule(stmt.name, [x], stmt.span))
-
-
-def _flip(interp, stmt, env, refs):
+def _one_operand(interp, stmt, env, refs):
+    """NEG, INC, DEC, FLIP and CONJ, on the types of types_rules.INSTRUCTION_OPERANDS."""
     x = refs[0].get()
-    if not isinstance(x, bool):
-        raise RlangTypeError(f"FLIP needs a bool, got {a_type(x)}", stmt.span)
-    refs[0].set(*apply_rule("FLIP", [x], stmt.span))
-
-
-def _conj(interp, stmt, env, refs):
-    x = _number(refs[0].get(), "CONJ", stmt, (int, float, complex, Fixed, Dual))
-    if isinstance(x, complex):          # the conjugate of a real number is itself
-        refs[0].set(*apply_rule("CONJ", [x], stmt.span))
+    wrong = instruction_operand_message(stmt.name, type_name(x))
+    if wrong:
+        raise RlangTypeError(wrong, stmt.span)
+    refs[0].set(*apply_rule(stmt.name, [x], stmt.span))
 
 
 def _rotation(interp, stmt, env, refs):
@@ -256,7 +236,7 @@ def _pop(interp, stmt, env, refs):
 #: The interpreter's handler of each instruction of the registry: the type checks
 #: and errors of the interpreter around the registry's rule (stacks: their moves).
 INSTRUCTION_HANDLERS = {
-    "SWAP": _swap, "NEG": _neg, "INC": _step, "DEC": _step, "FLIP": _flip,
-    "CONJ": _conj, "ROT": _rotation, "IROT": _rotation, "HADAMARD": _hadamard,
+    "SWAP": _swap, "NEG": _one_operand, "INC": _one_operand, "DEC": _one_operand,
+    "FLIP": _one_operand, "CONJ": _one_operand, "ROT": _rotation, "IROT": _rotation, "HADAMARD": _hadamard,
     "PUSH": _push, "POP": _pop,
 }

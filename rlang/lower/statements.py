@@ -50,7 +50,8 @@ from .parallel import ParallelLoops
 from .stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .systems import SYSTEMS, nonzero_divisor, nonzero_factor, to_system, zero_or_one
 from ..primitives import CONSTANTS
-from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported, CompiledTypeError
+from ..types_rules import (INSTRUCTION_OPERANDS, SUPPORTED_SCALARS, BackendUnsupported,
+                           CompiledTypeError, instruction_operand_message)
 from .argument_types import type_of_value
 from ..values import with_article
 
@@ -367,14 +368,13 @@ class _FunctionLowering:
         name = stmt.name
         if name in ("PUSH", "POP"):
             return push_pop(self, stmt)
-        if name == "CONJ":                  # the conjugate of a real number is itself
+        if name in INSTRUCTION_OPERANDS:    # NEG INC DEC FLIP CONJ
             place = self.place(stmt.args[0])
-            if place.type == "complex":
+            wrong = instruction_operand_message(name, ir.type_text(place.type))
+            if wrong:
+                raise RlangTypeError(wrong, stmt.span)
+            if name == "CONJ":
                 return [ir.Instr("NEG", (part_place(place, 1),))]
-            if place.type not in ("i32", "i64", "f32", "f64", "fixed"):
-                raise RlangTypeError(f"CONJ cannot update "
-                                     f"{with_article(ir.type_text(place.type))}", stmt.span)
-            return []
         count = 2 if name in ("SWAP", "ROT", "IROT", "HADAMARD") else 1
         places = tuple(self.place(arg) for arg in stmt.args[:count])
         if name == "SWAP" and all(isinstance(p.type, ir.ArrayType) for p in places):
@@ -398,12 +398,6 @@ class _FunctionLowering:
         if name == "SWAP" and places[0].type != places[1].type:
             raise RlangTypeError(f"SWAP needs two values of one type, got {places[0].type} "
                                  f"and {places[1].type}", stmt.span)
-        if name == "FLIP" and places[0].type != "bool":
-            raise RlangTypeError(f"FLIP needs a bool, got {with_article(places[0].type)}",
-                                 stmt.span)
-        if name in ("INC", "DEC") and places[0].type == "complex" or \
-                name in ("NEG", "INC", "DEC") and places[0].type in ("bool", "ulog"):
-            raise RlangTypeError(f"{name} cannot update a {places[0].type}", stmt.span)
         alias = self.site("instr_alias", stmt.span,
                           (name, _text(stmt.args[0]), _text(stmt.args[1]))) \
             if count == 2 and all(isinstance(p, ir.ElemPlace) for p in places) \

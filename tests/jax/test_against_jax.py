@@ -27,8 +27,8 @@ additive coupling flow and its inverse (~f), the loss an element of an output;
 14 a recursive tree reduction; 15 a recurrence with its history on a stack;
 16 every built-in function and operator, one by one; 17 ulog, f32 and fixed
 intermediates; 18 complex intermediates of real inputs; 19 the instructions
-(NEG CONJ SWAP ROT IROT HADAMARD).  Hessians: 1-8, 10-15, 16 (in four groups) and
-19; rlang.hessian refuses those of 17 and 18 (strict xfails).  PROBLEMS.md next to
+on floats (NEG SWAP ROT IROT HADAMARD).  Hessians: 1-8, 10-15, 16 (in four groups)
+and 19; rlang.hessian refuses those of 17 and 18 (strict xfails).  PROBLEMS.md next to
 this file describes the problems these tests found.
 
 Every test runs twice: on the interpreter and on the llvm backend, whose gradients
@@ -1061,7 +1061,6 @@ def test_complex_intermediates_real_inputs_hessian():
 INSTRUCTION_CASES = {
     # body of f(y, x, a, t); the JAX function of (y, x, a, t)
     "NEG": ("NEG(x)\n    y += x * x * x * a", lambda y, x, a, t: y - x ** 3 * a),
-    "CONJ": ("CONJ(x)\n    y += x * x * a", lambda y, x, a, t: y + x * x * a),
     "SWAP": ("SWAP(x, a)\n    y += x * x * a", lambda y, x, a, t: y + a * a * x),
     "ROT": ("ROT(x, a, t)\n    y += x * x * a",
             lambda y, x, a, t: y + (jnp.cos(t) * x - jnp.sin(t) * a) ** 2
@@ -1087,6 +1086,6 @@ def test_instruction_gradient(name):
 
 @pytest.mark.parametrize("name", sorted(INSTRUCTION_CASES))
 def test_instruction_hessian(name):
-    # NEG and CONJ used to fail here (PROBLEMS.md #2)
+    # NEG used to fail here (PROBLEMS.md #2)
     check_hessian(instruction_program(name).f, [0.0, 1.3, -0.7, 0.4], "y",
                   INSTRUCTION_CASES[name][1])

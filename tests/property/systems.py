@@ -16,7 +16,7 @@ it adds:
   complex(re, im)`, and the fields `z.re`, `z.im`;
 * updates: `+=`/`-=` on f64, fixed (exactly, also of an integer) and complex values and
   on the fields `z.re`/`z.im`, `*=`/`/=` on ulog values; SWAP within each kind,
-  NEG, INC/DEC on fixed, CONJ on complex, ROT/IROT/HADAMARD on f64 views;
+  NEG, CONJ on complex, ROT/IROT/HADAMARD on f64 views;
 * ancillas of each kind (`t ← zero(fixed)`, `t ← one(ulog)`, `@zeros complex t`,
   `zeros(ulog, 3)`, `t ← e`), uncomputed by `~@routine`, `~begin` or by hand;
 * comparisons of fixed, ulog and f64 values in conditions, `@safe print` of fixed and
@@ -315,7 +315,7 @@ class SystemsBuilder(Builder):
 
     def gen_system_instr(self, ctx: Ctx):
         options = []
-        for kind, unary in ((F64, ["NEG"]), (FIXED, ["NEG", "INC", "DEC"]), (ULOG, []),
+        for kind, unary in ((F64, ["NEG"]), (FIXED, ["NEG"]), (ULOG, []),
                             (CPLX, ["NEG", "CONJ"])):
             roots = self.writable_roots(ctx, kind)
             options += [(n, kind) for n in unary] * bool(roots)
@@ -358,7 +358,7 @@ class SystemsBuilder(Builder):
         kind = next((k for k in SYSTEMS if self.ARRAY_OF[k] == inner.vars[arr]), None)
         if kind is None:
             return super().parallel_update(inner, arr, element)
-        instr = {F64: "NEG", FIXED: self.choice(["NEG", "INC", "DEC"]), CPLX: "CONJ"}.get(kind)
+        instr = {F64: "NEG", FIXED: "NEG", CPLX: "CONJ"}.get(kind)
         if instr is not None and self.chance(0.3):
             return ast.Instr(instr, (element,))
         return self.system_update(inner, kind, element, arr)

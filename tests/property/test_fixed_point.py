@@ -2,7 +2,7 @@
 
 The issue (§3 number systems): `+=`/`-=` of fixed (Q20.43) values are exact, products
 and quotients in expressions are rounded to nearest, and overflow wraps like i64; so
-any program of `+=`/`-=` updates, SWAP/NEG/INC/DEC, loops, calls, uncalls, branches and
+any program of `+=`/`-=` updates, SWAP/NEG (INC/DEC on i32), loops, calls, uncalls, branches and
 compute-copy-uncompute ancillas, run forward and then backward, gives back its inputs
 with every bit of their raw values.  The same holds for i32 programs, whose arithmetic
 wraps at 32 bits.
@@ -110,8 +110,8 @@ def fixed_statements(draw, writable: tuple, readable: tuple, indices: tuple, nam
         return [draw(st.sampled_from([f"SWAP({a}, {b})", f"{a} <=> {b}"]))]
     if kind == "neg":
         return [f"NEG({draw(st.sampled_from(writable))})"]
-    if kind == "step":
-        return [f"{draw(st.sampled_from(['INC', 'DEC']))}({draw(st.sampled_from(writable))})"]
+    if kind == "step":                  # INC and DEC step integers; a fixed steps by += 1
+        return [f"{draw(st.sampled_from(writable))} {draw(st.sampled_from(['+=', '-=']))} 1"]
     if kind in ("call", "uncall"):
         a, b = draw(st.lists(st.sampled_from(writable), min_size=2, max_size=2, unique=True))
         return [f"{'~' if kind == 'uncall' else ''}g({a}, {b})"]

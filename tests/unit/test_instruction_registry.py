@@ -94,13 +94,14 @@ def test_the_angle_gradient_is_the_derivative_of_the_forward_run(name):
     assert math.isclose(rule.read_gradient((a, b), (ga, gb)), numeric, rel_tol=1e-8)
 
 
-#: A program per instruction: its operands come in as arguments (PUSH and POP: a
-#: stack that is pushed and popped back, so the arguments come back unchanged).
+#: A program per instruction: its operands come in as arguments (k, an integer, for
+#: INC and DEC; PUSH and POP: a stack that is pushed and popped back, so the
+#: arguments come back unchanged).
 _PROGRAMS = {
     "SWAP": "SWAP(a, b)",
     "NEG": "NEG(a)",
-    "INC": "INC(a)",
-    "DEC": "DEC(a)",
+    "INC": "INC(k)",
+    "DEC": "DEC(k)",
     "FLIP": "FLIP(f)",
     "CONJ": "CONJ(z)",
     "ROT": "ROT(a, b, t * 0.5)",
@@ -113,7 +114,7 @@ _PROGRAMS = {
 
 def _source(name: str) -> str:
     return f"""
-function run!(a, b, t, f, z)
+function run!(a, b, t, f, z, k)
     {_PROGRAMS[name]}
     a += b * t
 end
@@ -124,7 +125,7 @@ end
 @pytest.mark.parametrize("backend", ["llvm", "cuda"])
 def test_every_backend_runs_every_instruction_as_the_interpreter(name, backend):
     pytest.importorskip("llvmlite" if backend == "llvm" else "numba")
-    args = [0.75, -1.5, 1.25, True, 1.0 + 2.0j]
+    args = [0.75, -1.5, 1.25, True, 1.0 + 2.0j, 3]
     reference = rlang.loads(_source(name), backend="interp")
     compiled = rlang.loads(_source(name), backend=backend)
     assert compiled.compiled is not None

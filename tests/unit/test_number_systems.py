@@ -343,9 +343,15 @@ TYPE_ERRORS = [
     ("x, y", "ROT(x, y, 0.5)", (fx(1), fx(2)), "ROT needs float operands", None),
     ("x, y", "ROT(x, y, 0.5)", (F32(1), 2.0), "ROT needs two operands of one type", None),
     ("x, y", "HADAMARD(x, y)", (I32(1), I32(2)), "HADAMARD needs float operands", None),
-    ("x, y", "NEG(x)", (ul(1), 0), "NEG cannot update", None),
-    ("x, y", "CONJ(x)", (ul(1), 0), "CONJ cannot update", None),
-    ("x, y", "INC(x)", (ul(1), 0), "INC cannot update", None),
+    ("x, y", "NEG(x)", (ul(1), 0), "NEG needs a signed number, got a ulog",
+     "a ulog is never negative"),
+    ("x, y", "CONJ(x)", (ul(1), 0), "CONJ needs a complex, got a ulog", None),
+    ("x, y", "INC(x)", (ul(1), 0), "INC needs an integer, got a ulog", None),
+    ("x, y", "INC(x)", (fx(1), 0), "INC needs an integer, got a fixed", "add 1.0 with `+= 1.0`"),
+    ("x, y", "DEC(x)", (F32(1), 0), "DEC needs an integer, got an f32",
+     "subtract 1.0 with `-= 1.0`"),
+    ("x, y", "CONJ(x)", (1.5, 0), "CONJ needs a complex, got an f64",
+     "a real number is its own conjugate"),
     ("x, z", "x += i32(z)", (0, 1j), "`i32` of a complex number", "use real(z), imag(z)"),
     ("x, z", "x += fixed(z)", (fx(0), 1j), "`fixed` of a complex number", "use real(z)"),
     ("x, z", "x += floor(z)", (0.0, 1j), "`floor` is not defined for complex numbers", None),
@@ -504,8 +510,8 @@ FIXED_OPS = [
     "x += y", "x -= y", "x += 0.3", "x -= 0.3", "x += -1.75", "x += 3", "x += n", "x -= k",
     "x += y * z", "x -= y * z", "x += y / z", "x -= y / 0.7", "x += y * 0.1 + z / 3",
     "x += -y", "x += fixed(0.1)", "x += fixed(n)", "x += fixed(p)", "x += y * y",
-    "x += (y - z) * (y + z) / 1.5", "x += y * fixed(p) * 2", "SWAP(x, y)", "NEG(x)", "INC(x)",
-    "DEC(x)", "CONJ(x)", "x <=> z",
+    "x += (y - z) * (y + z) / 1.5", "x += y * fixed(p) * 2", "SWAP(x, y)", "NEG(x)", "x += 1",
+    "x -= 1", "x <=> z",
     "t ← fixed(0.5); t += y * z; x += t * t; t -= y * z; t → fixed(0.5)",
     "@zeros fixed t u; t += y; u -= t / 3; x += u * z; u += t / 3; t -= y; ~@zeros fixed t u",
     "@routine begin; t ← zero(fixed); t += y * z; end; x += t; ~@routine",
@@ -617,7 +623,7 @@ def test_fixed_values_returned_by_the_api_are_fixed_with_raw():
 
 
 def test_fixed_parameters_take_ints_floats_fixed_and_numpy_scalars():
-    m = function("x: fixed", "INC(x)")
+    m = function("x: fixed", "x += 1")
     assert m.f(1)[0].raw == 2 * ONE_RAW
     assert m.f(0.3)[0].raw == fx(0.3).raw + ONE_RAW
     assert m.f(Fixed(7))[0].raw == 7 + ONE_RAW
@@ -626,9 +632,9 @@ def test_fixed_parameters_take_ints_floats_fixed_and_numpy_scalars():
 
 
 def test_fixed_and_ulog_parameters_take_f32_and_i32_values():
-    assert function("x: fixed", "INC(x)").f(np.float32(0.5))[0] == fx(1.5)
-    assert function("x: fixed", "INC(x)").f(F32(0.5))[0] == fx(1.5)
-    assert function("x: fixed", "INC(x)").f(I32(2))[0] == fx(3)
+    assert function("x: fixed", "x += 1").f(np.float32(0.5))[0] == fx(1.5)
+    assert function("x: fixed", "x += 1").f(F32(0.5))[0] == fx(1.5)
+    assert function("x: fixed", "x += 1").f(I32(2))[0] == fx(3)
     assert function("l: ulog", "l *= 2.0").f(F32(0.5))[0] == ul(1.0)
 
 
@@ -646,7 +652,7 @@ def test_fixed_of_a_huge_float_is_an_rlang_error(expr):
 
 def test_a_fixed_argument_out_of_range_is_refused():
     with pytest.raises(RlangTypeError):
-        function("x: fixed", "INC(x)").f(1e7)
+        function("x: fixed", "x += 1").f(1e7)
 
 
 # ======================================================= ulog, both directions
@@ -765,7 +771,7 @@ COMPLEX_OPS = [
     "z += conj(w)", "z += abs(w)", "z.re += x", "z.im -= x", "z.re += w.im", "z.im += z.re",
     "z.re -= abs2(w)", "z.im += angle(w)", "z.re += real(w) * imag(w)",
     "SWAP(z.re, w.im)", "SWAP(z, w)", "SWAP(z.re, x)", "z.im <=> w.re", "CONJ(z)", "NEG(z)",
-    "NEG(z.im)", "INC(z.re)", "DEC(z.im)", "ROT(z.re, z.im, 0.3)", "IROT(w.re, z.im, 0.3)",
+    "NEG(z.im)", "z.re += 1.0", "z.im -= 1.0", "ROT(z.re, z.im, 0.3)", "IROT(w.re, z.im, 0.3)",
     "HADAMARD(z.re, w.re)", "g(z.re, x)", "~g(z.im, w.re)", "g(z.im, z.re)",
     "CONJ(w); z += w; CONJ(w)",
     "t ← 0.0im; t += w * w; z += t; t -= w * w; t → complex(0.0)",
@@ -895,10 +901,11 @@ def test_complex_literals():
     assert value("[1.0 + 2.0im, 3.0]").dtype == np.complex128
 
 
-def test_conj_of_reals_is_a_no_op():
+def test_conj_of_reals_is_refused():
+    """LANGUAGE.md §3: CONJ updates complex numbers only."""
     for arg in (1.5, F32(1.5), I32(3), fx(0.5), 7):
-        (out, _) = function("x, y", "CONJ(x)").f(arg, 0)
-        assert bits(out) == bits(arg)
+        with pytest.raises(RlangTypeError, match="CONJ needs a complex"):
+            function("x, y", "CONJ(x)").f(arg, 0)
 
 
 # ================================================ f32 and i32, both directions
@@ -906,7 +913,7 @@ def test_conj_of_reals_is_a_no_op():
 F32_OPS = [
     "s += t", "s -= t", "s += 0.1", "s -= 1.5", "s += x", "s -= n", "s += k", "s += t * t",
     "s += t / 3.0", "s += sqrt(abs(t))", "s -= exp(t)", "s += t * x", "s += f32(x)",
-    "SWAP(s, t)", "NEG(s)", "INC(s)", "DEC(t)", "ROT(s, t, 0.5)", "IROT(s, t, 0.5)",
+    "SWAP(s, t)", "NEG(s)", "s += 1", "t -= 1", "ROT(s, t, 0.5)", "IROT(s, t, 0.5)",
     "HADAMARD(s, t)", "for i = 1:3; s += t * 0.5; end",
     "u ← f32(0.0); u += t; s += u * u; u -= t; u → f32(0.0)",
 ]
@@ -1433,7 +1440,8 @@ def test_f32_printing_reads_back_as_the_same_f32():
     pytest.param("x, y", "x += y", (1.0, fx(1)), "cannot accumulate a fixed"),
     pytest.param("x, y", "x.re += 1.0", (1.0, 0), "got an f64"),
     ("x, y", "x += y", (1.0, ul(1)), "cannot accumulate a ulog"),
-    ("x, y", "NEG(x)", (ul(1), 0), "NEG cannot update a ulog"),
+    ("x, y", "NEG(x)", (ul(1), 0), "got a ulog"),
+    ("x, y", "INC(x)", (F32(1), 0), "got an f32"),
     ("x, y", "x *= y", (F32(1), 2), "`x` is an f32"),
     ("x, y", "x *= y", (I32(1), 2), "`x` is an i32"),
 ])

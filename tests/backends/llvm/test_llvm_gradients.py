@@ -124,7 +124,7 @@ function f(a, b, c, t)
     NEG(b)
     HADAMARD(b, c)
     IROT(c, a, 0.3 + t)
-    INC(t)
+    t += 1.0
     a += t * t
 end
 """

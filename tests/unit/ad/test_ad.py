@@ -723,7 +723,7 @@ function f(y: fixed, x: fixed)
     y += x * x * 0.5
     SWAP(x, y)
     NEG(y)
-    INC(x)
+    x += 1.0
 end
 """)
     fx = rlang.Fixed.from_value

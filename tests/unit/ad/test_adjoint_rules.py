@@ -375,20 +375,27 @@ end
     assert grads[0] == pytest.approx(-3 * 0.09)          # y += (-a)³
 
 
-def test_inc_and_dec_leave_the_gradient_unchanged():
-    source = """
-function f(a, y)
-    INC(a)
-    y += a * a
-    DEC(a)
-    DEC(a)
-    y += sin(a)
+def test_an_integer_stepped_by_inc_and_dec_scales_the_gradient():
+    module = rlang.loads("""
+function f(a, y, k: i64)
+    INC(k)
+    y += a * a * k
+    DEC(k)
+    DEC(k)
+    y += sin(a * k)
 end
-"""
-    grads = check_against_differences(source, "f", (0.3, 0.1), "y")
-    assert grads[0] == pytest.approx(2 * 1.3 + math.cos(-0.7))
-    module = rlang.loads(source)
-    assert rlang.gradient(module.f, (0.3, 0.1), loss="a") == (1.0, 0.0)
+""")
+    grads = rlang.gradient(module.f, (0.3, 0.1, 2), loss="y")
+    assert grads[0] == pytest.approx(2 * 3 * 0.3 + math.cos(0.3))
+    assert grads[1] == 1.0
+
+
+def test_inc_and_dec_of_a_float_are_refused_in_gradients():
+    """INC and DEC step integers (LANGUAGE.md §3): the gradient run refuses a float
+    as the forward run does, rather than differentiating a step of 1."""
+    module = rlang.loads("function f(a, y)\n    INC(a)\n    y += a * a\nend\n")
+    with pytest.raises(rlang.RlangTypeError, match="INC needs an integer, got an f64"):
+        rlang.gradient(module.f, (0.3, 0.1), loss="y")
 
 
 @pytest.mark.parametrize("instr", ["ROT", "IROT"])

@@ -613,12 +613,11 @@ def test_cli_hessian_json(tmp_path):
                                rtol=1e-12, atol=1e-15)
 
 
-def test_hessian_through_neg_and_conj():
-    """NEG and CONJ of a float take the dual numbers of the Hessian run."""
-    for instr, sign in (("NEG", -1.0), ("CONJ", 1.0)):
-        m = rlang.loads(f"function f(y, x)\n    {instr}(x)\n    y += x * x * x\nend\n")
-        h = rlang.hessian(m.f, (0.0, 1.3), "y")
-        assert np.allclose(h, [[0.0, 0.0], [0.0, sign * 6 * 1.3]], rtol=1e-12)
+def test_hessian_through_neg():
+    """NEG of a float takes the dual numbers of the Hessian run."""
+    m = rlang.loads("function f(y, x)\n    NEG(x)\n    y += x * x * x\nend\n")
+    h = rlang.hessian(m.f, (0.0, 1.3), "y")
+    assert np.allclose(h, [[0.0, 0.0], [0.0, -6 * 1.3]], rtol=1e-12)
 
 
 @pytest.mark.parametrize("conversion", ["f32", "fixed", "ulog"])
@@ -638,8 +637,8 @@ function h0(p, q, r)
 end
 function f(a, b)
     h0(a, b, b)
-    INC(b)
-    DEC(b)
+    b += 1.0
+    b -= 1.0
 end
 """)
     hessian = rlang.hessian(m.f, (0.0, 0.0), loss="a")

@@ -8,6 +8,7 @@ program's source is line 1.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -297,8 +298,8 @@ def test_swap_of_values_of_different_types_is_a_type_error():
 
 @pytest.mark.parametrize("name, arg, result", [
     ("neg", 3, -3), ("neg", -2.5, 2.5), ("neg", I64_MIN, I64_MIN), ("neg", 0.0, -0.0),
-    ("inc", 41, 42), ("inc", 1.5, 2.5), ("inc", I64_MAX, I64_MIN),
-    ("dec", 43, 42), ("dec", 1.5, 0.5), ("dec", I64_MIN, I64_MAX),
+    ("inc", 41, 42), ("inc", I64_MAX, I64_MIN),
+    ("dec", 43, 42), ("dec", I64_MIN, I64_MAX),
     ("flip", True, False), ("flip", False, True),
 ])
 def test_one_operand_instructions_forward_and_backward(name, arg, result):
@@ -318,6 +319,21 @@ def test_inc_and_dec_are_each_others_inverse():
 def test_flip_needs_a_bool():
     with pytest.raises(rlang.RlangTypeError, match="bool"):
         INSTRUCTIONS.flip(1)
+
+
+@pytest.mark.parametrize("name, arg, message", [
+    ("inc", 1.5, "INC needs an integer, got an f64; INC and DEC step integers"),
+    ("dec", rlang.Fixed.from_value(1.5), "DEC needs an integer, got a fixed"),
+    ("inc", 1 + 2j, "INC needs an integer, got a complex"),
+    ("flip", 1, "FLIP needs a bool, got an i64"),
+    ("neg", True, "NEG needs a signed number, got a bool; did you mean FLIP"),
+])
+def test_one_operand_instructions_refuse_the_types_that_section_3_leaves_out(
+        name, arg, message):
+    """LANGUAGE.md §3: INC and DEC step integers, FLIP flips bools, NEG negates
+    signed numbers."""
+    with pytest.raises(rlang.RlangTypeError, match=re.escape(message)):
+        getattr(INSTRUCTIONS, name)(arg)
 
 
 @pytest.mark.parametrize("theta", [0.0, 0.3, -1.2, math.pi / 2, 3.0])
