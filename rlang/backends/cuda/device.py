@@ -194,14 +194,32 @@ def shr(a, s):
 
 def fcount(start, step, stop):
     """How many values `for i = start:step:stop` takes (step != 0): the distance as
-    unsigned, so that a range wider than 2^63 counts right (as on llvm)."""
+    unsigned, so that a range wider than 2^63 counts right (as on llvm), and a
+    count of 2^63 or more held at 2^63 - 1, the most an i64 counter reaches (a
+    pass that would come after 2^63 - 1 others is centuries away)."""
     if step > 0:
         if stop < start:
             return int64(0)
-        return int64((uint64(stop) - uint64(start)) // uint64(step)) + int64(1)
-    if start < stop:
-        return int64(0)
-    return int64((uint64(start) - uint64(stop)) // (uint64(0) - uint64(step))) + int64(1)
+        passes = (uint64(stop) - uint64(start)) // uint64(step)
+    else:
+        if start < stop:
+            return int64(0)
+        passes = (uint64(start) - uint64(stop)) // (uint64(0) - uint64(step))
+    if passes >= uint64(_I64_MAX):
+        return int64(_I64_MAX)
+    return int64(passes) + int64(1)
+
+
+def fsteps(start, step, stop):
+    """The steps from the first value of `start:step:stop` to its last (a nonempty
+    range), modulo 2^64: `start + fsteps(…) * step` is the last value even where
+    fcount is held."""
+    if step > 0:
+        return int64((uint64(stop) - uint64(start)) // uint64(step))
+    return int64((uint64(start) - uint64(stop)) // (uint64(0) - uint64(step)))
+
+
+_I64_MAX = 0x7FFFFFFFFFFFFFFF
 
 
 def differs(x, y):
@@ -299,7 +317,7 @@ def b_sign(x):
 
 
 _HELPERS = ("w64 w32 r32 f64 ci lb li32 li64 lf32 lf64 fmul fdiv ffdiv fmod fpow idiv imod ipow "
-            "shl shr fcount differs rec frame inb ldk1 ldk2 ldk3 cki ckc ckp cvf_int cvi_i32 "
+            "shl shr fcount fsteps differs rec frame inb ldk1 ldk2 ldk3 cki ckc ckp cvf_int cvi_i32 "
             "cvf_bool cvi_bool").split() + list(SHARED) + list(NATIVE)
 
 

@@ -540,7 +540,7 @@ class FunctionWriter(ExprWriter):
             a, s, b = (self.temp(e, k) for e, k in zip(stmt.reverse_of, ("ra", "rs", "rb")))
             count, first, stride = self.fresh("cnt"), self.fresh("first"), self.fresh("stride")
             self.emit(f"{count} = fcount({a}, {s}, {b})")
-            self.emit(f"{first} = {a} + ({count} - 1) * {s}")
+            self.emit(f"{first} = {a} + fsteps({a}, {s}, {b}) * {s}")
             self.emit(f"{stride} = -{s}")
         n, i = self.fresh("n"), self.name(stmt.var)
         self.emit(f"{n} = 0")

@@ -107,6 +107,12 @@ def fcount(start, step, stop):
     return max(0, (int(stop) - int(start)) // int(step) + 1)
 
 
+def fsteps(start, step, stop):
+    """The steps from the first value of `start:step:stop` to its last (a nonempty
+    range)."""
+    return (int(stop) - int(start)) // int(step)
+
+
 def differs(x, y):
     """The float equality of the checks (LANGUAGE.md §6): within ATOL, NaNs equal."""
     return not (x == y or abs(x - y) <= ATOL or (x != x and y != y))

@@ -628,12 +628,12 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         self.fail_if(b.icmp_signed("==", step, zero), stmt.step_site, ())
         # the index is computed from the iteration number, not carried
         if stmt.reverse_of is None:
-            count = self.trip_count(start, step, stop)
+            count, _ = self.trip_count(start, step, stop)
             first, stride = start, step
         else:           # a:s:b backward (Note [Loop inversion]): from its last value
             a, s, b_ = (self.expr(e) for e in stmt.reverse_of)
-            count = self.trip_count(a, s, b_)
-            first = b.add(a, b.mul(b.sub(count, ll.Constant(I64, 1)), s))
+            count, steps = self.trip_count(a, s, b_)
+            first = b.add(a, b.mul(steps, s))
             stride = b.sub(zero, s)
         slot = self.entry_alloca(I64, stmt.var.name)
         self.slots[stmt.var] = slot
@@ -655,17 +655,25 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                              [before, now, start, step])
 
     def trip_count(self, start, step, stop):
-        """The number of values of `start:step:stop` (step nonzero), exactly for every
-        i64 range: the distance is taken as unsigned, so a range wider than 2^63
-        (where `stop - start` overflows) counts right.  (A count of 2^63 or more is
-        not reached: such a loop would run for centuries.)"""
+        """(count, steps): the number of values of `start:step:stop` (step nonzero),
+        and the number of steps from the first value to the last (count - 1, not
+        held; meaningless when the count is 0).  The count is exact for every
+        i64 range but one: the distance is taken as unsigned, so a range wider than 2^63
+        (where `stop - start` overflows) counts right: an unsigned count, which
+        `counted_loop` compares unsigned (`0:typemax(i64)` has 2^63 values; read
+        as signed, that count was negative and the loop ran no pass).  The one
+        range of 2^64 values (all of i64, step 1) is held at 2^64 - 1 passes: the
+        last would come centuries later."""
         b = self.builder
         zero, one = ll.Constant(I64, 0), ll.Constant(I64, 1)
         up = b.icmp_signed(">", step, zero)
         empty = b.select(up, b.icmp_signed("<", stop, start), b.icmp_signed("<", start, stop))
         distance = b.select(up, b.sub(stop, start), b.sub(start, stop))
         stride = b.select(up, step, b.sub(zero, step))
-        return b.select(empty, zero, b.add(b.udiv(distance, stride), one))
+        passes = b.udiv(distance, stride)               # the count is passes + 1, held
+        whole = b.icmp_unsigned("==", passes, ll.Constant(I64, -1))     # at 2^64 - 1
+        count = b.select(whole, passes, b.add(passes, one))
+        return b.select(empty, zero, count), passes
 
     # ----------------------------------------------------------------- calls
     def _call(self, stmt: ir.Call) -> None:

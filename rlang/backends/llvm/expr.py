@@ -320,7 +320,7 @@ class counted_loop:
         b.branch(self.head)
         b.position_at_end(self.head)
         i = b.load(self.counter)
-        b.cbranch(b.icmp_signed("<", i, self.n), self.body, self.done)
+        b.cbranch(b.icmp_unsigned("<", i, self.n), self.body, self.done)
         b.position_at_end(self.body)
         self.i = i
         return i

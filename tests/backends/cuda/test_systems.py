@@ -385,3 +385,17 @@ def test_gpu_fixed_conversions_round_as_the_interpreter(gpu_helpers, x):
     assert gpu_helpers["cvf_fixed"](x, 0, ctx, ctxf) == raw and ctx[0] == 0
     gpu_helpers["cvf_fixed"](2e6, 4, ctx, ctxf)
     assert ctx[0] == 5 and ctxf[0] == 2e6
+
+
+@pytest.mark.parametrize("a, s, b", [
+    (0, 1, (1 << 63) - 1), (-(1 << 63), 1, (1 << 63) - 1), ((1 << 63) - 1, -1, -(1 << 63)),
+    (-(1 << 63), (1 << 62) + 1, (1 << 63) - 2), (0, 3, 10), (10, -3, 0), (5, 2, 4)])
+def test_gpu_loop_counts_of_ranges_wider_than_2_to_the_63(gpu_helpers, a, s, b):
+    """Kernels count a `for` loop's passes in an i64: a count of 2^63 or more is held
+    at 2^63 - 1 (it was negative: no pass ran), and the first value of the loop
+    run backward comes from the exact number of steps."""
+    count = max(0, (b - a) // s + 1)            # (len(range(…)) overflows here)
+    assert gpu_helpers["fcount"](a, s, b) == min(count, (1 << 63) - 1)
+    if count:
+        steps = gpu_helpers["fsteps"](a, s, b)
+        assert (a + steps * s + (1 << 63)) % (1 << 64) - (1 << 63) == a + (count - 1) * s

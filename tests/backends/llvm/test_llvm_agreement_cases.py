@@ -238,7 +238,7 @@ def test_two_functions_of_one_compiled_name_are_refused_not_confused(tmp_path):
 
 
 @pytest.mark.parametrize("statement", [
-    "HADAMARD(x, y)", "ROT(x, y, 0.5)", "IROT(f, g, 0.5)", "FLIP(x)", "SWAP(x, f)",
+    "HADAMARD(x, y)", "ROT(x, y, 0.5)", "IROT(f, g, 0.5)", "SWAP(x, f)",
     "b += true", "HADAMARD(f, g)"])
 def test_instruction_type_errors_say_what_the_interpreter_says(statement):
     # llvm types statements when it compiles them and said "needs float views, got
@@ -250,6 +250,25 @@ def test_instruction_type_errors_say_what_the_interpreter_says(statement):
             rlang.loads(source, backend=backend).t(1, 2, True, 1.5, 2.5)
         errors.append(info.value)
     assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)
+
+
+@pytest.mark.parametrize("statement, argument", [
+    ("FLIP(x)", 1), ("INC(x)", 1.5), ("DEC(x)", 2.5), ("CONJ(x)", 1.5), ("CONJ(x)", 3),
+    ("NEG(x)", True)])
+def test_one_operand_instruction_errors_say_what_the_interpreter_says(statement, argument):
+    """A generic operand's type is known when the call binds it: both backends refuse
+    the types LANGUAGE.md §3 leaves out in the same words; a typed one is refused by
+    the checker before either runs."""
+    source = f"function t(x)\n    {statement}\nend\n"
+    errors = []
+    for backend in ("interp", "llvm"):
+        with pytest.raises(rlang.RlangTypeError) as info:
+            rlang.loads(source, backend=backend).t(argument)
+        errors.append(info.value)
+    assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)
+    typed = source.replace("t(x)", f"t(x: {rlang.values.type_name(argument)})")
+    with pytest.raises(rlang.CheckErrors, match=statement.split("(")[0] + " needs"):
+        rlang.loads(typed)
 
 
 DIRECTIONS = """
