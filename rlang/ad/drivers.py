@@ -169,7 +169,8 @@ def _check_grad(function, args, loss, step, rtol, atol) -> bool:
             analytic = grad[index] if index is not None else grad
             if isinstance(analytic, complex):
                 analytic = analytic.real
-            if abs(numeric - analytic) > atol + rtol * abs(numeric):
+            both_nan = numeric != numeric and analytic != analytic
+            if not (abs(numeric - analytic) <= atol + rtol * abs(numeric) or both_nan):
                 where = fn.params[position].name + ("" if index is None else str(list(index)))
                 raise RlangError(f"gradient check failed at `{where}`: analytic "
                                  f"{analytic!r}, finite difference {numeric!r}")
@@ -177,27 +178,41 @@ def _check_grad(function, args, loss, step, rtol, atol) -> bool:
 
 
 def _central_difference(function, args, view, position, index, step) -> float:
-    values = []
-    for delta in (step, -step):
+    """The finite difference of the loss in one input: central, or one-sided where
+    the input is at the edge of its number system (a ulog at 0 cannot go below it,
+    a fixed at the end of its range beyond it)."""
+    point = args[position] if index is None else read_element(args[position], index)
+    shifts = [d for d in (step, 0.0, -step) if _shifted(point, d) is not None]
+    if shifts[0] == shifts[-1]:
+        where = "" if index is None else str(list(index))
+        raise RlangError(f"check_grad cannot take a finite difference of argument "
+                         f"{position + 1}{where} at {point!r}: {point!r} ± {step} is "
+                         f"outside its number system")
+    values = {}
+    for delta in (shifts[0], shifts[-1]):
         shifted = list(args)
         if index is None:
-            shifted[position] = _shifted(args[position], delta)
+            shifted[position] = _shifted(point, delta)
         else:
             array = args[position]
             saved = np.ndarray.__getitem__(array, index)
-            write_element(array, index, _shifted(read_element(array, index), delta))
+            write_element(array, index, _shifted(point, delta))
         outputs = function(*shifted)
-        values.append(_loss_value(function, outputs, view))
+        values[delta] = _loss_value(function, outputs, view)
         (~function)(*outputs)                   # restore the state by running backward
         if index is not None:
             np.ndarray.__setitem__(array, index, saved)     # the element, bit for bit
-    return (values[0] - values[1]) / (2 * step)
+    return (values[shifts[0]] - values[shifts[-1]]) / (shifts[0] - shifts[-1])
 
 
 def _shifted(value, delta):
-    """value + delta in the value's own number system."""
+    """value + delta in the value's own number system, or None where that system
+    cannot hold it."""
     if isinstance(value, (Fixed, ULog)):
-        return type(value).from_value(float(value) + delta)
+        try:
+            return type(value).from_value(float(value) + delta)
+        except ValueError:
+            return None
     return value + delta
 
 

@@ -26,14 +26,18 @@ def walk(body):
 
 
 def expr_vars(e):
-    """The variables an expression reads (arrays of loads and dims too)."""
-    if isinstance(e, (ir.Read, ir.Load, ir.Dim)):
-        yield e.var
-    elif isinstance(e, ir.ComplexValue):
-        yield from expr_vars(e.re)
-        yield from expr_vars(e.im)
-    for x in ir.operands(e):
-        yield from expr_vars(x)
+    """The variables an expression reads (arrays of loads and dims too), in the order
+    of a depth-first walk.  The walk keeps its own stack: nested generators (`yield
+    from` at each level) pass every variable up through all the levels above it,
+    which made a 30,000-term sum's compile quadratic (100 s)."""
+    pending = [e]
+    while pending:
+        e = pending.pop()
+        if isinstance(e, (ir.Read, ir.Load, ir.Dim)):
+            yield e.var
+        children = [e.re, e.im] if isinstance(e, ir.ComplexValue) else []
+        children.extend(ir.operands(e))
+        pending.extend(reversed(children))
 
 
 def _place_vars(place):

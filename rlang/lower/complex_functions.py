@@ -68,7 +68,7 @@ def complex_power(fl, node, left, right) -> Pair:
     n = _small_integer(w)
     if n is not None:
         return _integer_power(fl, z, n)
-    return _general_power(z, w)
+    return _general_power(shared_pair(fl, z), shared_pair(fl, w))
 
 
 def _small_integer(w: Pair) -> int | None:
@@ -260,18 +260,19 @@ def _sqrt(z: Pair) -> Pair:
     return _no_derivative_at_zero(z, Pair(_select(zero, _c(0.0), re), _select(zero, z.im, im)))
 
 
-def complex_arcsine(name: str, z: Pair) -> Pair:
-    """cmath.asin (= −i·asinh(i·z)) or cmath.acos of z."""
+def complex_arcsine(fl, name: str, z: Pair) -> Pair:
+    """cmath.asin (= −i·asinh(i·z)) or cmath.acos of z (`fl`: the function lowering,
+    whose temporaries hold the square roots each formula uses several times)."""
     if name == "asin":
-        return _times_minus_i(_arcsinh(_times_i(z)))
-    return _arccosine(z)
+        return _times_minus_i(_arcsinh(fl, _times_i(z)))
+    return _arccosine(fl, z)
 
 
-def _arcsinh(z: Pair) -> Pair:
+def _arcsinh(fl, z: Pair) -> Pair:
     """cmath.asinh."""
-    s1 = _sqrt(Pair(_f("+", _c(1.0), z.im), ir.Unary("-", z.re, "f64")))
-    s2 = _sqrt(Pair(_f("-", _c(1.0), z.im), z.re))
-    re = _real_asinh(_f("-", _f("*", s1.re, s2.im), _f("*", s2.re, s1.im)))
+    s1 = shared_pair(fl, _sqrt(Pair(_f("+", _c(1.0), z.im), ir.Unary("-", z.re, "f64"))))
+    s2 = shared_pair(fl, _sqrt(Pair(_f("-", _c(1.0), z.im), z.re)))
+    re = _real_asinh(_shared(fl, _f("-", _f("*", s1.re, s2.im), _f("*", s2.re, s1.im))))
     im = _call("atan", z.im, _f("-", _f("*", s1.re, s2.re), _f("*", s1.im, s2.im)))
     magnitude = _large_magnitude(z)
     large_re = _select(ir.Compare(">=", z.im, _c(0.0)), _copysign(magnitude, z.re),
@@ -281,12 +282,12 @@ def _arcsinh(z: Pair) -> Pair:
     return Pair(_select(large, large_re, re), _select(large, large_im, im))
 
 
-def _arccosine(z: Pair) -> Pair:
+def _arccosine(fl, z: Pair) -> Pair:
     """cmath.acos."""
-    s1 = _sqrt(Pair(_f("-", _c(1.0), z.re), ir.Unary("-", z.im, "f64")))
-    s2 = _sqrt(Pair(_f("+", _c(1.0), z.re), z.im))
+    s1 = shared_pair(fl, _sqrt(Pair(_f("-", _c(1.0), z.re), ir.Unary("-", z.im, "f64"))))
+    s2 = shared_pair(fl, _sqrt(Pair(_f("+", _c(1.0), z.re), z.im)))
     re = _f("*", _c(2.0), _call("atan", s1.re, s2.re))
-    im = _real_asinh(_f("-", _f("*", s2.re, s1.im), _f("*", s2.im, s1.re)))
+    im = _real_asinh(_shared(fl, _f("-", _f("*", s2.re, s1.im), _f("*", s2.im, s1.re))))
     magnitude = _large_magnitude(z)
     large_re = _call("atan", _abs(z.im), z.re)
     large_im = _select(ir.Compare("<", z.re, _c(0.0)),
@@ -336,12 +337,19 @@ COMPLEX_FUNCTIONS = {
     "cos": lambda z: _hyperbolic("cosh", _times_i(z)),
     "tanh": _tanh,
     "tan": lambda z: _times_minus_i(_tanh(_times_i(z))),
-    "asin": lambda z: complex_arcsine("asin", z),
-    "acos": lambda z: complex_arcsine("acos", z),
 }
 
 
 # ------------------------------------------------------------------ helpers
+
+def _shared(fl, value):
+    """A real value read from a temporary (`fl.hoist`) unless it is a read or a
+    constant already, or no temporary can be made here."""
+    if isinstance(value, (ir.Read, ir.Const)):
+        return value
+    var = fl.hoist(value)
+    return value if var is None else ir.Read(var)
+
 
 def _product(a: Pair, b: Pair) -> Pair:
     """CPython's _Py_c_prod."""
@@ -424,21 +432,26 @@ def _negative(x):
                     ir.Compare("<", _f("/", _c(1.0), x), _c(0.0)))
 
 
-def complex_builtin(name: str, z: Pair, span):
+def complex_builtin(fl, name: str, z: Pair, span):
     """A registry function of one complex argument: a real IR expression (abs, abs2,
-    angle, real, imag) or a Pair (cmath's functions: this module)."""
-    if name == "abs":               # the interpreter's gradient at 0 is 0
-        return _select(_both_zero(z), _c(0.0), _call("hypot", z.re, z.im))
-    if name == "abs2":
-        return _f("+", _f("*", z.re, z.re), _f("*", z.im, z.im))
-    if name == "angle":             # the interpreter's gradient at 0 is 0
-        return _select(_both_zero(z), _angle_at_zero(z), _call("atan", z.im, z.re))
+    angle, real, imag) or a Pair (cmath's functions: this module).  The argument is
+    read from a temporary (`shared_pair`): the formulas use its parts many times, and
+    as a tree `cos(sqrt(…))` was 150,000 lines of LLVM IR (found by tests/fuzz)."""
     if name == "real":
         return z.re
     if name == "imag":
         return z.im
     if name == "conj":
         return Pair(z.re, ir.Unary("-", z.im, "f64"))
+    z = shared_pair(fl, z)
+    if name == "abs":               # the interpreter's gradient at 0 is 0
+        return _select(_both_zero(z), _c(0.0), _call("hypot", z.re, z.im))
+    if name == "abs2":
+        return _f("+", _f("*", z.re, z.re), _f("*", z.im, z.im))
+    if name == "angle":             # the interpreter's gradient at 0 is 0
+        return _select(_both_zero(z), _angle_at_zero(z), _call("atan", z.im, z.re))
+    if name in ("asin", "acos"):
+        return complex_arcsine(fl, name, z)
     function = COMPLEX_FUNCTIONS.get(name)
     if function is None:
         raise BackendUnsupported(f"`{name}` of a complex number in compiled code", span)

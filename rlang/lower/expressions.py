@@ -299,7 +299,7 @@ def _call(fl, node: ast.Call):
     if any(a.type == "complex" for a in args):
         if builtin.complex_forward is None or len(args) != 1:
             raise RlangTypeError(f"`{name}` is not defined for complex numbers", node.span)
-        return complex_builtin(name, args[0], node.span)
+        return complex_builtin(fl, name, args[0], node.span)
     for arg in args:
         if arg.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}` of {ir.type_text(arg.type)} in compiled code",

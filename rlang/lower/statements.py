@@ -429,9 +429,10 @@ class _FunctionLowering:
             return stack_dealloc(self, stmt, var)
         if isinstance(var.type, ir.ArrayType):
             return array_dealloc(self, stmt, var)
-        detail = (stmt.name, var.type)
+        site = self.site("dealloc", stmt.span, (stmt.name, var.type))
+        if site is not None:        # (unchecked, the value is never compared)
+            refuse_unequal_literal(stmt, var)
         # the value is kept with the checks off too: gradients flow into it
-        refuse_unequal_literal(stmt, var)
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
         if isinstance(getattr(expected, "type", None), (ir.ArrayType, ir.StackType)):
             raise CompiledTypeError(f"`{stmt.name}` is {with_article(ir.type_text(var.type))} "
@@ -443,7 +444,7 @@ class _FunctionLowering:
             expected = to_system(self, expected, var.type, stmt.value.span)
         else:
             expected = convert(expected, var.type)
-        return [ir.Dealloc(var, expected, self.site("dealloc", stmt.span, detail))]
+        return [ir.Dealloc(var, expected, site)]
 
     def _zeros(self, stmt: ast.Zeros) -> list:
         t = stmt.type

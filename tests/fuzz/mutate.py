@@ -191,9 +191,11 @@ def _run_both(path: Path) -> Outcome:
     """`rlang run FILE` on the interpreter in the sandbox (under a time limit), then on
     llvm when the interpreter finished: the same status, and the same output when both
     ran.  An llvm refusal of a construct it does not handle (BackendUnsupported,
-    LANGUAGE.md §10) is not a disagreement."""
+    LANGUAGE.md §10) is not a disagreement, nor a type error in code the
+    interpreter did not run (`_llvm_refuses`)."""
     interp = cli("run", str(path), "--json", "--sandbox", "--time-limit", str(RUN_SECONDS))
-    if interp.kind not in ("ok", "error") or _stopped_by_limit(interp):
+    if interp.kind not in ("ok", "error") or _stopped_by_limit(interp) or \
+            _unchecked_index(interp, path):
         return interp
     llvm = cli("run", str(path), "--json", "--backend", "llvm")
     if llvm.is_defect:
@@ -210,10 +212,29 @@ def _run_both(path: Path) -> Outcome:
 
 
 def _llvm_refuses(path: Path) -> bool:
+    """Whether llvm refuses the program (BackendUnsupported), including the
+    CompiledTypeError of a statement the interpreter never ran (`for i = 0:-1`
+    around `t += !k`: docs/backends.md, "What auto runs where llvm cannot")."""
     import rlang
+    from rlang.deep import run_deep
+    from rlang.types_rules import BackendUnsupported
 
-    return guarded(lambda: rlang.load(str(path), backend="llvm").run_main()).kind \
-        == "unsupported"
+    module = rlang.load(str(path), backend="llvm")
+    try:
+        run_deep(module.compiled.run_main)      # (Module.run_main makes the refusal
+    except BackendUnsupported:                  # of a named backend a plain error)
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def _unchecked_index(outcome: Outcome, path: Path) -> bool:
+    """Whether the interpreter found an index out of bounds in a program that has
+    `@inbounds`: compiled code skips those checks there (LANGUAGE.md §6), so its
+    run would read or write outside the array, which the user asked for."""
+    return outcome.kind == "error" and "out of bounds" in outcome.detail and \
+        b"@inbounds" in path.read_bytes()
 
 
 def _stopped_by_limit(outcome: Outcome) -> bool:

@@ -122,3 +122,21 @@ def test_check_grad_takes_a_read_only_array_the_function_only_reads(backend):
 def test_a_file_name_with_a_nul_byte_is_an_error(cli):
     code, _, err = cli("run", "x\x00y.rev")
     assert code == 1 and "contains a NUL byte" in err and "internal error" not in err
+
+def test_check_grad_takes_a_one_sided_difference_at_the_edge_of_a_number_system():
+    """A ulog at 0 cannot be shifted below 0 (check_grad raised Python's ValueError:
+    fuzz seed 4001 case 27118); the difference is taken on the side it can be."""
+    m = rlang.loads("function f(y: f64, a: ulog, q: fixed)\n"
+                    "    y += f64(a) * 3.0 + f64(q) * 2.0\nend\n")
+    top = rlang.Fixed.from_value(1048575.9999)
+    assert rlang.check_grad(m.f, (0.0, 0.5, top), loss="y", step=1e-3)
+    with pytest.raises(rlang.RlangError, match="at `a`: analytic nan, finite difference (3.0|2.99)"):
+        rlang.check_grad(m.f, (0.0, 0.0, 0.5), loss="y")  # d/da through log(a) at 0
+
+
+def test_check_grad_fails_a_nan_gradient_against_a_finite_difference():
+    """sqrt(x * x) at 0: the chain rule gives 0 / 0, the difference 0 (a nan passed
+    every comparison, so check_grad said they agreed)."""
+    m = rlang.loads("function f(y: f64, x: f64)\n    y += sqrt(x * x)\nend\n")
+    with pytest.raises(rlang.RlangError, match="at `x`: analytic nan, finite difference 0.0"):
+        rlang.check_grad(m.f, (0.0, 0.0), loss="y")

@@ -61,6 +61,20 @@ def test_a_long_complex_product_or_quotient_lowers_to_ir_of_linear_size(op):
     assert abs(got - expected) <= 1e-12 * abs(expected)
 
 
+@pytest.mark.parametrize("expr", ["cos(sqrt(complex(x ** 2, x + 1.0)))",
+                                  "exp(log(sin(sqrt(z)))) ** z", "tanh(cosh(asin(acos(z))))"])
+def test_nested_complex_functions_lower_to_ir_of_linear_size(expr):
+    """cmath's formulas use their argument's parts many times: as a tree, the IR of
+    `cos(sqrt(…))` was 150,000 lines of LLVM IR and took minutes to compile (the CI
+    fuzz slice's program seed 2026 case 203)."""
+    source = f"function f(y: complex, z: complex, x: f64)\n    y += {expr}\nend\n"
+    args = (0j, 0.3 + 0.4j, 0.7)
+    assert _visits(source, "f", args) < 40_000             # 755,354 for the last before
+    got = rlang.loads(source, backend="llvm").f(*args)[0]
+    expected = rlang.loads(source, backend="interp").f(*args)[0]
+    assert abs(got - expected) <= 1e-12 * abs(expected)
+
+
 def test_f32_constants_round_as_at_run_time():
     """Folding f32(0.1) kept 0.1 unrounded: llvm printed f64(f32(0.1)) as 0.1."""
     source = """
@@ -114,6 +128,15 @@ def test_an_integer_deallocated_against_a_float_no_integer_equals_is_refused(lit
         rlang.loads(source, backend="llvm").run_main()
     fine = "function main()\n    k ← 2\n    k → 2.0\nend\n"
     assert rlang.loads(fine, backend="llvm").run_main() == []
+
+
+@pytest.mark.parametrize("unchecked", ["@invcheckoff k → 4.9e-324", "@invcheckoff k → 2.5"])
+def test_an_unchecked_deallocation_against_such_a_float_runs(unchecked):
+    """With the checks off the value is never compared: both backends run it (llvm
+    refused it; fuzz seed 4001 case 14720)."""
+    source = f"function main()\n    k ← 0\n    {unchecked}\n    y ← 1.5\nend\n"
+    for backend in ("interp", "llvm"):
+        assert rlang.loads(source, backend=backend).run_main() == [("y", 1.5)]
 
 
 def test_zeros_of_something_that_is_not_a_type_is_the_interpreters_type_error():
