@@ -314,8 +314,9 @@ def agree(a, b, scale: float, rtol: float = 1e-12) -> bool:
             return np.array_equal(a, b)
         return np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True)
     if isinstance(a, complex):
-        return agree(a.real, b.real, max(scale, abs(b)), rtol) and \
-            agree(a.imag, b.imag, max(scale, abs(b)), rtol)
+        size = max(abs(b.real), abs(b.imag))    # (abs(b) overflows past 1.3e308)
+        return agree(a.real, b.real, max(scale, size), rtol) and \
+            agree(a.imag, b.imag, max(scale, size), rtol)
     if isinstance(a, float):
         return a == b or (a != a and b != b) or abs(a - b) <= rtol * max(scale, abs(b))
     return a == b
