@@ -90,7 +90,12 @@ def _int_literal(fl, node, value: int, literal_type):
     """The integer literal `node` (of value `value`: a negated literal's node is the
     negation) where rev's literal rule gives it `literal_type` (None: i64).  An i32
     literal out of the i32 range fails where it is evaluated, as the interpreter's
-    does (rlang/interp/evaluate.py `adapt_literal`)."""
+    does (rlang/interp/evaluate.py `adapt_literal`).  Past the i64 range it is the
+    interpreter's type error in every context (a ulog or f32 one too: the literal is
+    an i64 before it adapts)."""
+    if value >= 1 << 63:
+        raise RlangTypeError(f"integer literal {value} is out of the range of i64 "
+                             f"(at most {(1 << 63) - 1})", node.span)
     if literal_type in SYSTEMS:
         return system_constant(value, literal_type, node.span)
     if literal_type == "i32":
@@ -101,9 +106,6 @@ def _int_literal(fl, node, value: int, literal_type):
         return ir.Checked(ir.Const(0, "i32"), ir.Const(False, "bool"), site)
     if literal_type == "f32":
         return ir.Const(float(value), "f32")
-    if value >= 1 << 63:
-        raise RlangTypeError(f"integer literal {value} is out of the range of i64",
-                             node.span)
     return ir.Const(value, "i64")
 
 

@@ -141,9 +141,27 @@ def test_an_unchecked_deallocation_against_such_a_float_runs(unchecked):
 
 def test_zeros_of_something_that_is_not_a_type_is_the_interpreters_type_error():
     source = "function main()\n    m ← zeros(f64 + f64, 2)\n    m → zeros(f64 + f64, 2)\nend\n"
+    _same_type_error_on_both(source)
+
+
+def _same_type_error_on_both(source: str) -> str:
+    """The message of the RlangTypeError both backends raise running `main`, which
+    must be the same, at the same span."""
     errors = []
     for backend in ("interp", "llvm"):
         with pytest.raises(rlang.RlangTypeError) as error:
             rlang.loads(source, backend=backend).run_main()
         errors.append((error.value.message, error.value.span))
     assert errors[0] == errors[1]
+    return errors[0][0]
+
+
+@pytest.mark.parametrize("update, declaration", [
+    ("h *= 9223372036854775808", "h ← ulog(2.0)"), ("x += 9223372036854775808", "x ← 0.0"),
+    ("s += 9223372036854775808", "s ← f32(0.0)"), ("q += 9223372036854775808", "q ← fixed(0)")])
+def test_an_integer_literal_past_i64_is_the_same_error_in_every_context(update, declaration):
+    """The literal is an i64 before it adapts to its context: llvm ran `h *= 2^63` on
+    a ulog (fuzz seed 4003 case 3956), where the interpreter refuses the literal."""
+    source = f"function main()\n    {declaration}\n    {update}\nend\n"
+    message = _same_type_error_on_both(source)
+    assert "integer literal 9223372036854775808 is out of the range of i64" in message
