@@ -194,17 +194,12 @@ def shr(a, s):
 
 def fcount(start, step, stop):
     """How many values `for i = start:step:stop` takes (step != 0): the distance as
-    unsigned, so that a range wider than 2^63 counts right (as on llvm), and a
-    count of 2^63 or more held at 2^63 - 1, the most an i64 counter reaches (a
+    unsigned (`fsteps`), so that a range wider than 2^63 counts right (as on llvm),
+    and a count of 2^63 or more held at 2^63 - 1, the most an i64 counter reaches (a
     pass that would come after 2^63 - 1 others is centuries away)."""
-    if step > 0:
-        if stop < start:
-            return int64(0)
-        passes = (uint64(stop) - uint64(start)) // uint64(step)
-    else:
-        if start < stop:
-            return int64(0)
-        passes = (uint64(start) - uint64(stop)) // (uint64(0) - uint64(step))
+    if (stop < start) if step > 0 else (start < stop):
+        return int64(0)
+    passes = uint64(fsteps(start, step, stop))
     if passes >= uint64(_I64_MAX):
         return int64(_I64_MAX)
     return int64(passes) + int64(1)
