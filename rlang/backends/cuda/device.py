@@ -27,18 +27,13 @@ from .. import abi
 # the record, bounds and check helpers are the same code on the GPU: gpu_namespace
 # compiles them as device functions like the others
 from .scalar import (  # noqa: F401
-    CTXF_WORDS, ckc, cki, ckp, cvf_bool, cvi_bool, frame, inb, ldk1, ldk2, ldk3, rec)
+    CTXF_WORDS, ERR_INDEX, ERR_LOCK, ERR_ORDER, ckc, cki, ckp,
+    cvf_bool, cvi_bool, frame, inb, ldk1, ldk2, ldk3, rec)
 from .systems import (  # noqa: F401
     NATIVE, SHARED, cdiffers, cvf_fixed, cvf_ulog, cvi_fixed, cvi_ulog, fxval, ldc1, ldc2,
     ldc3)
 from .fixed import fixed_divide as fxdiv, fixed_multiply as fxmul  # noqa: F401
 
-#: Words of a kernel's error buffer after the record: the order key (the thread's
-#: iteration number n), the lock, the loop index of the failed iteration.
-ERR_ORDER = abi.CTX_WORDS
-ERR_LOCK = abi.CTX_WORDS + 1
-ERR_INDEX = abi.CTX_WORDS + 2
-ERR_WORDS = abi.CTX_WORDS + 3
 
 
 def publish(err, errf, ctx, ctxf, n, index):

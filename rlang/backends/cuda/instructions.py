@@ -112,4 +112,5 @@ def write_instr(writer, stmt: ir.Instr) -> None:
         writer.emit(f"{temp} = {result.text}")
         results.append(f"r32({temp})" if rule.in_f64 and t == "f32" else temp)
     for place, indices, value in zip(places, index_lists, results):
+        writer.claim(place, indices)
         writer.store(place, indices, value)

@@ -11,14 +11,16 @@ Refused statically (`BackendUnsupported`, with the loop's position):
   iterations, LANGUAGE.md §6), except gradient and tangent shadows that are only
   added to: those live in one-element device arrays and are added atomically;
 - array ancillas, `@safe print/show` and recursion inside a kernel or its callees.
-Elements written by several iterations cannot be seen from names; they are
-undefined behaviour on the GPU (docs/cuda.md).
+Elements written by several iterations cannot be seen from names: with invcheck
+on they are checked as the program runs (`owners`, `inner_owners`: Note [Shared
+writes on the GPU], backends/cuda/emit.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ...ir import nodes as ir
+from ...ir.shared_writes import tracked_arrays
 from ...ir.walk import defined_vars, has_sites, used_vars, walk, writes
 from ...types_rules import BackendUnsupported
 
@@ -32,6 +34,8 @@ class KernelPlan:
     boxes: list = field(default_factory=list)           # outer shadows added to
     written_arrays: set = field(default_factory=set)
     checked: bool = False                               # an error buffer is needed
+    owners: list = field(default_factory=list)          # arrays whose writes it claims
+    inner_owners: list = field(default_factory=list)    # (site, Var) of inner loops
     constants: dict = field(default_factory=dict)       # constant Var → global name
 
     @property
@@ -102,6 +106,10 @@ def plan_kernel(module: ir.Module, fn: ir.Function, stmt: ir.For, shadows: set,
             raise BackendUnsupported(
                 f"`{var.name}` is written by every iteration of a `@parallel for`; the cuda "
                 "backend refuses writes shared between iterations", span)
-    plan.checked = has_sites(stmt.body) or any(
+    plan.owners = tracked_arrays(module, stmt)
+    plan.inner_owners = [(inner.site, var) for inner in walk(stmt.body)
+                         if isinstance(inner, ir.For) and inner is not stmt
+                         for var in tracked_arrays(module, inner)]
+    plan.checked = bool(plan.owners or plan.inner_owners) or has_sites(stmt.body) or any(
         has_sites(module.functions[s].body) for s in callees)
     return plan

@@ -31,7 +31,7 @@ import numpy as np
 from .. import abi
 from ...ir.nodes import ArrayType, representation
 from ...values import is_device_array, wrap_i64
-from .scalar import CTXF_WORDS
+from .scalar import CTXF_WORDS, ERR_INDEX, ERR_SHARED, ERR_WORDS
 from .systems import namespace as helper_namespace
 
 #: The NumPy dtype of each element type, as arguments and results hold it (a fixed
@@ -225,19 +225,27 @@ def threads_and_blocks(count: int) -> tuple:
     return threads, max(1, min(most, -(-count // threads)))
 
 
-def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: int) -> bool:
-    """Run `kernel`; True when an iteration failed (its record is then in ctx)."""
+def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: int,
+           tracked=None) -> bool:
+    """Run `kernel`; True when an iteration failed (its record is then in ctx).
+    `tracked`, for a kernel with owner buffers (Note [Shared writes on the GPU],
+    backends/cuda/emit.py): the positions in `args` of the device arrays the kernel
+    writes, and (position, fill) of its owner buffers; a launch that saw a shared
+    write runs again in one thread from the arrays as they were."""
     threads, blocks = threads_and_blocks(count)
     if not checked:
         kernel[blocks, threads](*args)
         return False
-    from .device import ERR_INDEX, ERR_WORDS
-
-    gpu = cuda()
-    err = gpu.to_device(np.zeros(ERR_WORDS, dtype=np.int64))
-    errf = gpu.to_device(np.zeros(CTXF_WORDS, dtype=np.float64))
-    kernel[blocks, threads](err, errf, *args)
-    record = err.copy_to_host()
+    saved = None
+    if tracked is not None:
+        saved = [(args[p], device_copy(args[p])) for p in tracked[0]]
+    record, errf = _run_checked(kernel, (blocks, threads), args)
+    if saved is not None and record[ERR_SHARED]:
+        for array, copy in saved:
+            array.copy_to_device(copy)
+        for p, fill in tracked[1]:
+            args[p].copy_to_device(np.full(args[p].shape, fill, dtype=np.int64))
+        record, errf = _run_checked(kernel, (1, 1), args)
     if record[abi.CTX_SITE] == 0:
         return False
     depth = ctx[abi.CTX_DEPTH], ctx[abi.CTX_MAX_DEPTH]
@@ -247,6 +255,28 @@ def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: in
     ctx[abi.CTX_WORDS] = number + 1
     ctx[abi.CTX_WORDS + 1] = record[ERR_INDEX]
     return True
+
+
+def _run_checked(kernel, shape: tuple, args: tuple) -> tuple:
+    """Launch a kernel with a fresh error buffer: (the buffer's words, its doubles on
+    the device)."""
+    gpu = cuda()
+    err = gpu.to_device(np.zeros(ERR_WORDS, dtype=np.int64))
+    errf = gpu.to_device(np.zeros(CTXF_WORDS, dtype=np.float64))
+    kernel[shape](err, errf, *args)
+    return err.copy_to_host(), errf
+
+
+def owner_buffer(array: Arr, words: int, fill: int):
+    """A device buffer of `words` i64 per element of `array`, each `fill`."""
+    return cuda().to_device(np.full(max(1, array.size * words), fill, dtype=np.int64))
+
+
+def device_copy(array):
+    """A copy of a device array, made on the device."""
+    copy = cuda().device_array(array.shape, dtype=array.dtype)
+    copy.copy_to_device(array)
+    return copy
 
 
 def run_host(function, *args):
@@ -350,8 +380,8 @@ def host_namespace(sites, out=None) -> dict:
         (out or sys.stdout).write(print_line(info, shown) + "\n")
 
     space = helper_namespace()
-    space.update(Arr=Arr, launch=launch, to_box=to_box, from_box=from_box,
-                 nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
+    space.update(Arr=Arr, launch=launch, owner_buffer=owner_buffer, to_box=to_box,
+                 from_box=from_box, nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
                  record_arrays=record_arrays)
     return space
 

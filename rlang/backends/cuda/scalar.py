@@ -134,6 +134,15 @@ b_atan2 = _builtin("atan")             # atan(y, x), as generated code names it
 #: The doubles of an error record (`ctxf`): those of abi.py's CTX_FVALS words.
 CTXF_WORDS = 4
 
+#: Words of a kernel's error buffer after the record: the order key (the thread's
+#: iteration number n), the lock, the loop index of the failed iteration, and the
+#: flag of a shared write seen (Note [Shared writes on the GPU], backends/cuda/emit.py).
+ERR_ORDER = abi.CTX_WORDS
+ERR_LOCK = abi.CTX_WORDS + 1
+ERR_INDEX = abi.CTX_WORDS + 2
+ERR_SHARED = abi.CTX_WORDS + 3
+ERR_WORDS = abi.CTX_WORDS + 4
+
 
 def rec(ctx, ctxf, site, i0, i1, i2, i3, f0, f1, f2, f3):
     """Record a failed check (only the first one counts): four integers and four

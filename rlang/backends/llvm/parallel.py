@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...ir.walk import defined_vars, stmt_places, walk
+from ...ir.shared_writes import tracked_arrays, written_places
 from .types import I64
 
 
@@ -79,19 +79,8 @@ class SharedWriteEmitter:
         """Allocate the owner buffers of a checked parallel loop (None: not one)."""
         if not stmt.parallel or stmt.site is None:
             return None
-        inner = defined_vars(stmt.body)
-        tracked: dict = {}              # Var → the index tuples it is written at
-        for s in walk(stmt.body):
-            for place in self._written_places(s):
-                if isinstance(place, ir.ElemPlace) and place.var not in inner and \
-                        any(loop == stmt.site for loop, _ in place.claims):
-                    tracked.setdefault(place.var, set()).add(place.indices)
-        index = ir.Read(stmt.var)
         owners = {}
-        for var, written in tracked.items():
-            if any(all(indices[axis] == index for indices in written)
-                   for axis in range(var.type.ndim)):
-                continue            # `a[i]` only: each iteration has its own elements
+        for var in tracked_arrays(self.module, stmt):       # ir/shared_writes.py
             owner = ir.Var(f"{var.name}·writers", ir.ArrayType("i64", 1, unit_stride=True))
             self._allocate(ir.Alloc(owner, dims=(ir.Dim(var, None),)))
             owners[var] = owner
@@ -152,12 +141,7 @@ class SharedWriteEmitter:
             self.claim(place, restore)
 
     def _written_places(self, stmt) -> list:
-        """The places `stmt` writes (a call: the arguments of parameters the callee
-        may write)."""
-        if isinstance(stmt, ir.Call):
-            written = self.module.functions[stmt.callee].written
-            return [arg for k, arg in enumerate(stmt.args) if k in written]
-        return stmt_places(stmt)
+        return written_places(self.module, stmt)
 
     def _claim_element(self, tracking: _Tracking, owner: ir.Var, place, site: int,
                        restore) -> None:
