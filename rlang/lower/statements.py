@@ -319,7 +319,15 @@ class _FunctionLowering:
         return ir.Load(place.var, place.indices, place.site, place.field)
 
     def accumulated(self, stmt, target_type: str, value):
-        """The right-hand side converted to the target's type (same_kind casting)."""
+        """The right-hand side converted to the target's type (same_kind casting), or
+        for an f32 target and a wider value, to f64.
+
+        Note [f32 updates]: `x += v` on an f32 `x` with an f64 (or integer) `v` is
+        computed as the interpreter does (rlang/interp/ops.py `_add_update`): in f64,
+        rounded to f32 once.  Rounding `v` to f32 first rounds twice, which can
+        differ in the last bit (`1 + (2^-24 + 2^-50)` is 1 + 2^-23, not 1).  So the
+        IR's Update of an f32 place may carry an f64 value; the backends widen the
+        old value, add, and round the sum."""
         if stmt.op == "^=":
             if target_type == "bool" and value.type != "bool" or \
                     target_type in ("i32", "i64") and value.type not in ("bool", "i32", "i64"):
@@ -345,6 +353,8 @@ class _FunctionLowering:
         if value.type not in allowed:
             raise RlangTypeError(f"cannot accumulate {value.type} into the {target_type} "
                                  "target; the result would not fit its type", stmt.span)
+        if target_type == "f32" and value.type != "f32":
+            return convert(value, "f64")        # Note [f32 updates]
         return convert(value, target_type)
 
     def alias_checks(self, target_node, target, value_node) -> tuple:

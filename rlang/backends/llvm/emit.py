@@ -358,8 +358,13 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
             flags = ("reassoc",) if stmt.reassociable else ()
+            wide = t == "f32" and stmt.value.type == "f64"     # Note [f32 updates]
+            if wide:
+                old = self.builder.fpext(old, ll.DoubleType())
             new = self.builder.fadd(old, value, flags=flags) if combines == "add" else \
                 self.builder.fsub(old, value)
+            if wide:
+                new = self.builder.fptrunc(new, ll.FloatType())
         else:
             new = self.builder.add(old, value) if combines == "add" else \
                 self.builder.sub(old, value)

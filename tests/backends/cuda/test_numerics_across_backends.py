@@ -155,3 +155,20 @@ def test_what_the_gradients_are_where_no_derivative_exists(interpreter_gradients
     assert interpreter_gradients["sqrt(z)", 6, "im"] == 0.25j
     asin_above = interpreter_gradients["asin(z)", 4, "re"]
     assert asin_above.imag < 0 and abs(asin_above.imag + 1 / math.sqrt(15)) < 1e-15
+
+
+def test_an_f32_update_by_an_f64_rounds_once():
+    """Note [f32 updates] (rlang/lower/statements.py): in a kernel and in host code."""
+    source = """
+    function f(a: f32[:], x: f32, v)
+        @parallel for i = 0:length(a) - 1
+            a[i] += v
+        end
+        x += v
+    end
+    """
+    v = 2.0 ** -24 + 2.0 ** -50
+    for backend in ("interp", "cuda"):
+        a = np.ones(3, dtype=np.float32)
+        _, x, _ = rlang.loads(source, backend=backend).f(a, np.float32(1.0), v)
+        assert a.tolist() == [1.0 + 2.0 ** -23] * 3 and float(x) == 1.0 + 2.0 ** -23, backend

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 import pytest
 
 import rlang
@@ -165,3 +167,40 @@ def test_an_integer_literal_past_i64_is_the_same_error_in_every_context(update, 
     source = f"function main()\n    {declaration}\n    {update}\nend\n"
     message = _same_type_error_on_both(source)
     assert "integer literal 9223372036854775808 is out of the range of i64" in message
+
+
+F32_UPDATES = """
+function add(x: f32, v)
+    x += v
+end
+
+function sub(x: f32, v)
+    x -= v
+end
+
+function add_int(x: f32, k: i64)
+    x += k
+end
+
+function element(a: f32[:], v)
+    a[0] += v * 1.0
+end
+"""
+
+
+@pytest.mark.parametrize("name, x, v, expected", [
+    ("add", 1.0, 2.0 ** -24 + 2.0 ** -50, 1.0 + 2.0 ** -23),
+    ("sub", 1.0, -(2.0 ** -24 + 2.0 ** -50), 1.0 + 2.0 ** -23),
+    ("add_int", 1.0, 2 ** 24 + 1, 2.0 ** 24 + 2),
+])
+def test_an_f32_update_by_a_wider_value_rounds_once(name, x, v, expected):
+    """Note [f32 updates]: `x += v` on an f32 with an f64 or integer `v` is the f64
+    sum rounded once (llvm rounded `v` to f32 first: fuzz seed 4001 case 70918)."""
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(F32_UPDATES, backend=backend)
+        got, _ = getattr(m, name)(np.float32(x), v)
+        assert float(got) == expected, backend
+    a = {backend: np.ones(1, dtype=np.float32) for backend in ("interp", "llvm")}
+    for backend, array in a.items():
+        rlang.loads(F32_UPDATES, backend=backend).element(array, 2.0 ** -24 + 2.0 ** -50)
+    assert a["llvm"][0] == a["interp"][0] == np.float32(1.0 + 2.0 ** -23)
