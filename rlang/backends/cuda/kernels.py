@@ -13,7 +13,7 @@ Refused statically (`BackendUnsupported`, with the loop's position):
 - array ancillas, `@safe print/show` and recursion inside a kernel or its callees.
 Elements written by several iterations cannot be seen from names: with invcheck
 on they are checked as the program runs (`owners`, `inner_owners`: Note [Shared
-writes on the GPU], backends/cuda/emit.py).
+writes on the GPU], backends/cuda/shared_writes.py).
 """
 from __future__ import annotations
 

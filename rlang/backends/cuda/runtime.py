@@ -229,7 +229,7 @@ def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: in
            tracked=None) -> bool:
     """Run `kernel`; True when an iteration failed (its record is then in ctx).
     `tracked`, for a kernel with owner buffers (Note [Shared writes on the GPU],
-    backends/cuda/emit.py): the positions in `args` of the device arrays the kernel
+    backends/cuda/shared_writes.py): the positions in `args` of the device arrays the kernel
     writes, and (position, fill) of its owner buffers; a launch that saw a shared
     write runs again in one thread from the arrays as they were."""
     threads, blocks = threads_and_blocks(count)

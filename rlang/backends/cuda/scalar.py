@@ -136,7 +136,8 @@ CTXF_WORDS = 4
 
 #: Words of a kernel's error buffer after the record: the order key (the thread's
 #: iteration number n), the lock, the loop index of the failed iteration, and the
-#: flag of a shared write seen (Note [Shared writes on the GPU], backends/cuda/emit.py).
+#: flag of a shared write seen (Note [Shared writes on the GPU],
+#: backends/cuda/shared_writes.py).
 ERR_ORDER = abi.CTX_WORDS
 ERR_LOCK = abi.CTX_WORDS + 1
 ERR_INDEX = abi.CTX_WORDS + 2

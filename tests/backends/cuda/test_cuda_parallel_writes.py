@@ -1,5 +1,5 @@
 """`@parallel for` passes sharing a write on the cuda backend (Note [Shared writes on
-the GPU], rlang/backends/cuda/emit.py): with invcheck on, the interpreter's
+the GPU], rlang/backends/cuda/shared_writes.py): with invcheck on, the interpreter's
 ReversibilityError (class, message, span, call chain) whatever the launch shape,
 forward, in the inverse, in nested loops and in gradient runs; loops without shared
 writes give the interpreter's results and need no owner buffer; with invcheck off
