@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -38,6 +40,7 @@ from .frontend.invert import invert_program
 from .frontend.loader import load_unit
 from .frontend.parser import parse_expression, parse_signature
 from .frontend.printer import format_program
+from .numbers import ULog
 from .values import array_to_nested, complex_pair, format_value, to_json
 
 EXIT_ERROR = 1
@@ -360,22 +363,56 @@ def _print_results(results, as_json: bool) -> None:
 
 
 def parse_argument(text: str, position: int):
-    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`)."""
+    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`), or
+    a ulog beyond f64's range as it prints, `ulog(log = -1385.9)` (Note [Printing
+    ulogs f64 cannot hold], rlang/values.py), alone or in an array."""
     try:
-        expr = parse_expression(text, f"<argument {position}>")
+        expr = parse_expression(_ULOG_LOG.sub(_ULOG_LOG_CALL + "(", text),
+                                f"<argument {position}>")
     except ParseError as error:
         raise RlangError(f"argument {position} ({text!r}) is not a rev literal: "
                          f"{error.message}") from None
-    if not _is_literal(expr):
+    if not _is_literal(expr, ulogs=True):
         raise RlangError(f"argument {position} ({text!r}) is not a literal; write numbers, "
                          "true/false, arrays like [1.0, 2.0] or complex numbers like 1.0+2.0im")
+    try:
+        return _literal_value(expr)
+    except ValueError as error:
+        raise RlangError(f"argument {position} ({text!r}): {error}") from None
+
+
+#: `ulog(log = …)` in an argument, read as a call of this name (a ulog of that log)
+_ULOG_LOG = re.compile(r"\bulog\s*\(\s*log\s*=")
+_ULOG_LOG_CALL = "ulog_of_log"
+
+
+def _literal_value(expr):
+    """The value of a literal argument; arrays as nested lists (the parameter's
+    declared type decides the dtype)."""
+    match expr:
+        case ast.Call(func=name, args=(log,)) if name == _ULOG_LOG_CALL:
+            value = _literal_value(log)
+            if isinstance(value, complex) or math.isnan(value):
+                raise ValueError(f"the logarithm of a ulog is a real number, not "
+                                 f"{format_value(value)}")
+            return ULog(float(value))
+        case ast.ArrayLit(items=items) if _holds_ulog_logs(expr):
+            return [_literal_value(item) for item in items]
     value = Evaluator({}).eval(expr, {})
-    if isinstance(value, np.ndarray):   # the parameter's declared type decides the dtype
+    if isinstance(value, np.ndarray):
         return array_to_nested(value)
     return value
 
 
-def _is_literal(expr) -> bool:
+def _holds_ulog_logs(expr) -> bool:
+    if isinstance(expr, ast.ArrayLit):
+        return any(_holds_ulog_logs(item) for item in expr.items)
+    return isinstance(expr, ast.Call) and expr.func == _ULOG_LOG_CALL
+
+
+def _is_literal(expr, ulogs: bool = False) -> bool:
+    """Whether `expr` is a literal; with `ulogs`, `ulog(log = …)` may be one (an
+    argument, or an item of an array argument)."""
     match expr:
         case ast.IntLit() | ast.FloatLit() | ast.ImagLit() | ast.BoolLit():
             return True
@@ -386,9 +423,11 @@ def _is_literal(expr) -> bool:
         case ast.Binary(op="+" | "-", left=left, right=right):
             return _is_literal(left) and _is_literal(right)
         case ast.ArrayLit(items=items):
-            return all(_is_literal(item) for item in items)
+            return all(_is_literal(item, ulogs) for item in items)
         case ast.Call(func="complex", args=args):
             return all(_is_literal(arg) for arg in args)
+        case ast.Call(func=name, args=(log,)) if ulogs and name == _ULOG_LOG_CALL:
+            return _is_literal(log) and not isinstance(log, ast.ArrayLit)
     return False
 
 

@@ -15,6 +15,7 @@ data (`to_json`), as LANGUAGE.md §9 describes.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -462,6 +463,8 @@ def format_value(value) -> str:
         return format_f32(value)
     if isinstance(value, float):
         return format_float(value)
+    if isinstance(value, ULog) and not holds_in_f64(value):
+        return format_ulog_log(value)
     if isinstance(value, (Fixed, ULog, Dual)):
         return format_float(float(value))
     if isinstance(value, complex):
@@ -482,6 +485,28 @@ def format_value(value) -> str:
     return str(value)
 
 
+def holds_in_f64(value: ULog) -> bool:
+    """Whether a ulog's value is a normal f64 (or 0 or inf exactly).
+
+    Note [Printing ulogs f64 cannot hold]: a ulog holds its logarithm, so its value
+    may be far beyond f64 (`ulog(1e-300) * ulog(1e-300)` is e^-1381.6).  Printed as
+    its float value it would read `0.0` (or `inf`, or a subnormal that lost most of
+    its digits), and reading that back gives another number.  Such a ulog prints as
+    `ulog(log = -1381.6…)` (the logarithm in full), which `rlang run` reads back as an
+    argument, alone or in an array (rlang/cli.py `parse_argument`); in `--json` it
+    is that same text, a string, as non-finite floats are."""
+    if math.isinf(value.log) or math.isnan(value.log):
+        return True
+    x = float(value)
+    return sys.float_info.min <= x < math.inf
+
+
+def format_ulog_log(value: ULog) -> str:
+    """`ulog(log = L)`: a ulog by its logarithm (Note [Printing ulogs f64 cannot
+    hold])."""
+    return f"ulog(log = {format_float(value.log)})"
+
+
 def _format_array(array: np.ndarray) -> str:
     if not isinstance(array, (FixedArray, ULogArray)):
         array = np.asarray(array)       # a subclass (np.matrix) may index to itself
@@ -497,6 +522,8 @@ def to_json(value):
     """A value as JSON-ready Python data (complex as [re, im], arrays as lists).
     Non-finite floats, which JSON cannot hold, become the strings "inf", "-inf" and
     "nan" (the rev literals)."""
+    if isinstance(value, ULog) and not holds_in_f64(value):
+        return format_ulog_log(value)
     if isinstance(value, (Fixed, ULog, Dual)):
         value = float(value)
     if isinstance(value, F32):
@@ -507,6 +534,9 @@ def to_json(value):
         return value if type(value) in (bool, int) else int(value)
     if isinstance(value, complex):
         return [to_json(value.real), to_json(value.imag)]
+    if isinstance(value, ULogArray) and value.size and \
+            not all(holds_in_f64(x) for x in _flat_items(array_to_nested(value))):
+        return _nested_json(array_to_nested(value))
     if isinstance(value, (FixedArray, ULogArray)):
         value = to_floats(value)
     if isinstance(value, np.ndarray):
@@ -521,6 +551,18 @@ def to_json(value):
     if isinstance(value, np.generic):
         return to_json(from_numpy_scalar(value))
     return str(value)
+
+
+def _flat_items(nested):
+    if not isinstance(nested, list):
+        yield nested
+        return
+    for item in nested:
+        yield from _flat_items(item)
+
+
+def _nested_json(nested):
+    return [_nested_json(x) for x in nested] if isinstance(nested, list) else to_json(nested)
 
 
 #: How many elements `summarize` shows of a long array.

@@ -205,6 +205,54 @@ def test_json_output_is_strict_json_even_for_infinities(cli, text, shown):
     assert data == {"y!": shown, "a": 3.0, "b": 5.0}
 
 
+ULOGS = """
+function main()
+    x ← ulog(1e-300)
+    x *= ulog(1e-300)
+    y ← ulog(1e300)
+    y *= ulog(1e300)
+    a ← [ulog(1e-300), ulog(2.0), ulog(0.0)]
+    a[0] *= ulog(1e-300)
+end
+
+function twice(x: ulog, a: ulog[:])
+    x *= ulog(2.0)
+    a[0] *= ulog(2.0)
+end
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_a_ulog_beyond_f64_prints_so_that_it_reads_back(cli, write_rev, tmp_path, backend):
+    """Note [Printing ulogs f64 cannot hold] (rlang/values.py): not `0.0` and `inf`."""
+    path = write_rev(tmp_path, "ulogs.rev", ULOGS)
+    tiny = "ulog(log = -1381.5510557964274)"
+    code, out, err = cli("run", path, "--backend", backend)
+    assert (code, err) == (0, "")
+    assert out == (f"x = {tiny}\ny = ulog(log = 1381.5510557964274)\n"
+                   f"a = [{tiny}, 2.0, 0.0]\n")
+    code, out, err = cli("run", path, "--backend", backend, "--json")
+    assert json.loads(out) == {"x": tiny, "y": "ulog(log = 1381.5510557964274)",
+                               "a": [tiny, 2.0, 0.0]}
+    code, out, err = cli("run", path, "twice", tiny, f"[{tiny}, 2.0]", "--backend", backend)
+    assert (code, err) == (0, "")
+    assert out == ("x = ulog(log = -1380.8579086158675)\n"
+                   "a = [ulog(log = -1380.8579086158675), 2.0]\n")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("ulog(log = nan)", "a real number, not nan"),
+    ("ulog(log = 1.0+2.0im)", "a real number"),
+    ("-ulog(log = 1.0)", "not a literal"),
+    ("ulog(log = [1.0])", "not a literal"),
+    ("ulog(log = x)", "not a literal"),
+])
+def test_a_bad_ulog_by_its_logarithm_is_a_clear_error(cli, write_rev, tmp_path, text, words):
+    code, out, err = cli("run", write_rev(tmp_path, "ulogs.rev", ULOGS), "twice", text, "[1.0]")
+    assert code == 1 and out == "" and words in err and "argument 1" in err
+    assert no_traceback(err)
+
+
 # --------------------------------------------------------------- invcheck
 
 def test_no_invcheck_lets_a_leaky_function_run(cli, arrays):
