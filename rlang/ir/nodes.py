@@ -272,6 +272,29 @@ class ComplexValue:
 
 
 @dataclass(frozen=True)
+class Let:
+    """`body`, with `var` holding `value` (evaluated once, each time the Let is).
+
+    Note [Lets in conditions]: a statement that evaluates its expressions once gets
+    the temporaries its complex and number-system functions share (`hoist`,
+    rlang/lower/statements.py) as ancillas around it.  Conditions, loop ranges,
+    assertions and printed values are evaluated again and again (an `if`'s
+    condition before and after, a loop's every pass), so there the temporaries are
+    bound inside the expression instead: without them `abs(cos(sqrt(z)))` repeats
+    its argument at every level, and took 12 s to compile (fuzz run, issue #23).
+    Lets are never differentiated (conditions and ranges have no gradients); `var`
+    is read only in `body`."""
+
+    var: Var
+    value: object
+    body: object
+
+    @property
+    def type(self):
+        return self.body.type
+
+
+@dataclass(frozen=True)
 class Reinterpret:
     """The representation of `operand` read as `type`: a ulog as the f64 of its
     logarithm, or such an f64 as a ulog (Note [Number systems in the IR])."""
@@ -626,6 +649,8 @@ def operands(e) -> tuple:
         return e.guards + (e.value,)
     if kind is Nonzero:
         return e.values
+    if kind is Let:
+        return (e.value, e.body)
     return ()
 
 
@@ -648,6 +673,8 @@ def with_operands(e, new: tuple):
         return replace(e, guards=tuple(new[:-1]), value=new[-1])
     if kind is Nonzero:
         return replace(e, values=tuple(new))
+    if kind is Let:
+        return replace(e, value=new[0], body=new[1])
     return e
 
 

@@ -26,15 +26,18 @@ def walk(body):
 
 
 def expr_vars(e):
-    """The variables an expression reads (arrays of loads and dims too), in the order
-    of a depth-first walk.  The walk keeps its own stack: nested generators (`yield
+    """The variables an expression reads (arrays of loads and dims too; not those its
+    Lets bind), in the order of a depth-first walk.  The walk keeps its own stack: nested generators (`yield
     from` at each level) pass every variable up through all the levels above it,
     which made a 30,000-term sum's compile quadratic (100 s)."""
     pending = [e]
+    bound = set()           # the variables of Lets (Note [Lets in conditions])
     while pending:
         e = pending.pop()
-        if isinstance(e, (ir.Read, ir.Load, ir.Dim)):
+        if isinstance(e, (ir.Read, ir.Load, ir.Dim)) and e.var not in bound:
             yield e.var
+        elif isinstance(e, ir.Let):
+            bound.add(e.var)
         children = [e.re, e.im] if isinstance(e, ir.ComplexValue) else []
         children.extend(ir.operands(e))
         pending.extend(reversed(children))

@@ -10,8 +10,9 @@ give the holomorphic derivatives the interpreter's gradient rules use):
   CPython's `c_powi`: repeated squaring (`c_powu`), its reciprocal by Smith's
   division for a negative exponent.  Each product is bound to a complex temporary
   around the statement (`fl.hoist`), since as a tree the squarings would repeat
-  their operands 4^k times; where no temporary can be made (conditions, loop
-  ranges) the tree is used as it is.
+  their operands 4^k times; in conditions and loop ranges, which are evaluated
+  more than once, the temporary is a Let inside the expression (Note [Lets in
+  conditions], rlang/ir/nodes.py); only in printed values is the tree used as it is.
 - any other `z ** w` is `_Py_c_pow`: |z|^re(w) · e^(−arg(z)·im(w)) at the angle
   arg(z)·re(w) + im(w)·log|z|.  0 ** w is 0, w = 0 gives 1.  (CPython switches to
   `c_powi` for a run-time exponent that happens to be a small integer; the polar

@@ -257,13 +257,29 @@ class _FunctionLowering:
     def hoist(self, value) -> ir.Var | None:
         """A temporary holding `value` (a scalar IR value), allocated before the
         statement being lowered and freed after it, unchecked, against the same value
-        (so gradients flow back into it); None inside statements that evaluate their
-        expressions more than once (conditions, loop ranges)."""
+        (so gradients flow back into it); inside an expression lowered by `bound`
+        (conditions, loop ranges), a Let's variable; None elsewhere."""
         if self.hoisted is None:
             return None
         var = ir.Var(f"t·{len(self.hoisted)}", value.type)
         self.hoisted.append((var, value))
         return var
+
+    def bound(self, lower):
+        """`lower()`, an IR expression of a statement that evaluates it more than
+        once, with the temporaries it hoists bound by Lets around it (Note [Lets in
+        conditions], rlang/ir/nodes.py).  In a statement that hoists around itself
+        (an index of a place it writes), `lower()` as it is."""
+        if self.hoisted is not None:
+            return lower()
+        self.hoisted = []
+        try:
+            value = lower()
+        finally:
+            lets, self.hoisted = self.hoisted, None
+        for var, shared in reversed(lets):
+            value = ir.Let(var, shared, value)
+        return value
 
     def _update(self, stmt: ast.Update) -> list:
         target = self.place(stmt.target)
@@ -705,14 +721,14 @@ class _FunctionLowering:
         return first
 
     def int_expr(self, expr):
-        value = self.expr(expr)
+        value = self.bound(lambda: self.expr(expr))
         if value.type not in ("i32", "i64"):
             raise RlangTypeError(f"an index or range bound must be an integer, got "
                                  f"{ir.type_text(value.type)}", expr.span)
         return value
 
     def cond(self, expr):
-        value = self.expr(expr)
+        value = self.bound(lambda: self.expr(expr))
         if value.type != "bool":
             raise RlangTypeError(f"a condition must be a bool, got {ir.type_text(value.type)}; "
                                  "compare explicitly, e.g. `x != 0`", expr.span)

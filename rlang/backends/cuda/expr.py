@@ -132,6 +132,12 @@ class ExprWriter:
     def _e_read(self, e: ir.Read) -> str:
         return self.read(e.var) if e.field is None else self.part(e.var, e.field)
 
+    def _e_let(self, e: ir.Let) -> str:
+        """Note [Lets in conditions] (rlang/ir/nodes.py): the value assigned on a line
+        of its own, before the expression that reads it."""
+        self.emit(f"{self.name(e.var)} = {self.expr(e.value)}")
+        return self.expr(e.body)
+
     def _e_load(self, e: ir.Load) -> str:
         array = self.array(e.var)
         indices = [self.expr(i) for i in e.indices]

@@ -210,6 +210,18 @@ class ExprEmitter:
             return self.builder.load(self.part(self.slots[e.var], e.field))
         return self.from_storage(self.builder.load(self.slots[e.var]), e.var.type)
 
+    def _e_let(self, e: ir.Let):
+        """Note [Lets in conditions] (rlang/ir/nodes.py): the value in a slot of its
+        own, which the body's reads load."""
+        slot = self.entry_alloca(storage_type(e.var.type), e.var.name)
+        self.slots[e.var] = slot
+        if e.var.type == "complex":
+            for k, part in enumerate(self.complex_parts(e.value)):
+                self.builder.store(part, self.part(slot, k))
+        else:
+            self.builder.store(self.to_storage(self.expr(e.value), e.var.type), slot)
+        return self.expr(e.body)
+
     def _e_load(self, e: ir.Load):
         pointer = self.element_pointer(e.var, e.indices, e.site, e.field)
         return self.from_storage(self.builder.load(pointer), e.type)

@@ -77,6 +77,55 @@ def test_nested_complex_functions_lower_to_ir_of_linear_size(expr):
     assert abs(got - expected) <= 1e-12 * abs(expected)
 
 
+NESTED = "cos(sqrt(cos(sqrt(cos(sqrt(z))))))"
+CONDITIONS = f"""
+function branch(y, z: complex)
+    if (abs({NESTED}) > 0.5, abs({NESTED}) > 0.5)
+        y += 1.0
+    else
+        y -= 1.0
+    end
+end
+
+function counted(y, z: complex)
+    k ← 0
+    from k == 0 do
+        k += 1
+        y += 1.0
+    until abs({NESTED}) * 2.0 < f64(k)
+    k → i64(floor(abs({NESTED}) * 2.0)) + 1
+end
+
+function ranged(y, z: complex, l: ulog)
+    for i = 0:i64(floor(abs({NESTED}) * 3.0 + f64(l + l + l)))
+        y += f64(i)
+    end
+end
+
+function looped(y, z: complex)
+    while (y < abs({NESTED}) * 3.0, y > 0.0)
+        y += 1.0
+    end
+end
+"""
+
+
+@pytest.mark.parametrize("name, args", [
+    ("branch", (0.0, 0.3 + 0.4j)), ("counted", (0.0, 0.3 + 0.4j)),
+    ("ranged", (0.0, 0.3 + 0.4j, ULog.from_value(2.0))), ("looped", (0.0, 2.3 - 0.4j))])
+def test_nested_functions_in_conditions_and_ranges_lower_to_ir_of_linear_size(name, args):
+    """Note [Lets in conditions] (rlang/ir/nodes.py): where no ancilla can be made
+    around the statement, the shared temporaries are Lets; `abs(cos(sqrt(z)))` in
+    an `if` took 12 s to compile, three levels of it did not finish."""
+    assert _visits(CONDITIONS, name, args) < 50_000          # over 10^6 before
+    expected = rlang.loads(CONDITIONS, backend="interp")
+    got = rlang.loads(CONDITIONS, backend="llvm")
+    assert getattr(got, name)(*args) == getattr(expected, name)(*args)
+    assert getattr(got, name)(*args)[0] != 0.0
+    gradients = [rlang.gradient(getattr(m, name), list(args), loss=0) for m in (got, expected)]
+    assert gradients[0] == gradients[1]
+
+
 def test_f32_constants_round_as_at_run_time():
     """Folding f32(0.1) kept 0.1 unrounded: llvm printed f64(f32(0.1)) as 0.1."""
     source = """
