@@ -50,6 +50,16 @@ def test_long_identifiers_compile(tmp_path):
     assert rlang.gradient(compiled.f, [1.0, 3.0], "y!") == (1.0, 12.0)
 
 
+def test_long_parameter_names_compile():
+    """Parameters are LLVM arguments: two 2,000-character ones were one too (fuzz
+    seed 5001 case 39548), and the C header of `rlang compile` names them in full."""
+    long = "v" * 2000
+    source = f"function f(y!, {long}1, {long}2)\n    y! += {long}1 * {long}2\nend\n"
+    compiled = rlang.loads(source, backend="llvm")
+    assert compiled.f(1.0, 3.0, 2.0) == (7.0, 3.0, 2.0)
+    assert (~compiled.f)(7.0, 3.0, 2.0) == (1.0, 3.0, 2.0)
+
+
 def test_compile_to_a_path_that_cannot_be_written_is_an_error(cli, tmp_path):
     source = tmp_path / "f.rev"
     source.write_text(SOURCE)

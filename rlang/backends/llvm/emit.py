@@ -22,7 +22,7 @@ from ...primitives import UPDATE_TABLE
 from .. import abi
 from .expr import ExprEmitter, counted_loop
 from .instructions import emit_instr
-from .types import F64, I1, I32, I64, I8, storage_type
+from .types import F64, I1, I32, I64, I8, local_name, storage_type
 from .alias import ParameterScopes, distinct_gradients
 from .ancillas import AncillaEmitter
 from .parallel import SharedWriteEmitter
@@ -182,7 +182,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         self.scopes = ParameterScopes(out, fn, distinct)
         super().__init__(self.builder)
         for k, (var, arg) in enumerate(zip(fn.params + fn.results, self.llfn.args[1:])):
-            arg.name = ir.c_identifier(var.name)
+            arg.name = local_name(var.name)
             if var in fn.results:
                 self.results[var] = arg
             elif isinstance(var.type, ir.ArrayType):
