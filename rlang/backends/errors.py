@@ -168,10 +168,13 @@ def _reported_pair(t, ints, floats):
 
 
 def _dealloc(site, ints, floats, _):
-    name, t = site.detail
-    value, expected = _reported_pair(t, ints, floats)
+    name, t, *against = site.detail
+    if against:         # an integer against an f64 (Note [Integers deallocated against floats])
+        value, expected, shown = ints[0], floats[0], against[0]
+    else:
+        (value, expected), shown = _reported_pair(t, ints, floats), t
     return ReversibilityError(f"deallocation check failed: {name} = {_format_typed(value, t)}, "
-                              f"expected {_format_typed(expected, t)}", site.span)
+                              f"expected {_format_typed(expected, shown)}", site.span)
 
 
 def _dealloc_array(site, ints, recorded, shapes):

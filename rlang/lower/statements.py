@@ -455,15 +455,21 @@ class _FunctionLowering:
             return stack_dealloc(self, stmt, var)
         if isinstance(var.type, ir.ArrayType):
             return array_dealloc(self, stmt, var)
-        site = self.site("dealloc", stmt.span, (stmt.name, var.type))
-        if site is not None:        # (unchecked, the value is never compared)
-            refuse_unequal_literal(stmt, var)
         # the value is kept with the checks off too: gradients flow into it
         expected = self.expr(stmt.value, var.type if is_number_literal(stmt.value) else None)
         if isinstance(getattr(expected, "type", None), (ir.ArrayType, ir.StackType)):
             raise CompiledTypeError(f"`{stmt.name}` is {with_article(ir.type_text(var.type))} "
                                     f"and cannot be deallocated with "
                                     f"{with_article(ir.type_text(expected.type))}", stmt.span)
+        if var.type in ("i32", "i64") and expected.type in ("f32", "f64"):
+            # Note [Integers deallocated against floats]
+            site = self.site("dealloc", stmt.span, (stmt.name, var.type, "f64"))
+            if site is not None:
+                refuse_unequal_literal(stmt, var)
+            return [ir.Dealloc(var, convert(expected, "f64"), site)]
+        site = self.site("dealloc", stmt.span, (stmt.name, var.type))
+        if site is not None:        # (unchecked, the value is never compared)
+            refuse_unequal_literal(stmt, var)
         if var.type == "complex":
             expected = complex_value(as_pair(expected, "a deallocation", stmt.span))
         elif var.type in SYSTEMS:
@@ -471,6 +477,13 @@ class _FunctionLowering:
         else:
             expected = convert(expected, var.type)
         return [ir.Dealloc(var, expected, site)]
+
+    # Note [Integers deallocated against floats]: `k → x` with an integer k and a
+    # float x passes in the interpreter where |k − x| ≤ 1e-8, comparing in floats
+    # (rlang/interp/comparisons.py `values_equal`).  Converting x to k's type would
+    # truncate it (`k → 3.5` passed with k = 3, `k → 1e308` with k = 0: fuzz seed 5001
+    # case 50325), so the Dealloc keeps the f64 value: the backends compare k as an
+    # f64 and report k as an integer, x as a float (the site's third detail).
 
     def _zeros(self, stmt: ast.Zeros) -> list:
         t = stmt.type

@@ -447,14 +447,14 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
             return
         value = self.read(var)
         expected = self.value(stmt.value)
-        t = var.type
-        if t == "complex":
+        t = stmt.value.type         # an integer against an f64: Note [Integers
+        if t == "complex":          # deallocated against floats] (lower/statements.py)
             differs = f"cdiffers({value}, {expected})"
         elif ir.representation(t) in ("f32", "f64"):
             differs = f"differs(f64({value}), f64({expected}))"
         else:
             differs = f"({value} != {expected})"
-        ints, floats = self.report(value, t)
+        ints, floats = self.report(value, var.type)
         ints2, floats2 = self.report(expected, t)
         self.fail_if(differs, stmt.site, ints + ints2, floats + floats2)
 

@@ -512,9 +512,11 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         elif stmt.site is not None:
             value = self.from_storage(self.builder.load(self.slots[var]), var.type)
             expected = self.expr(stmt.value)
-            differs = self.values_differ(value, expected, var.type)
+            t = stmt.value.type         # an integer against an f64: Note [Integers
+            compared = value if t == var.type else self.to_f64(value, var.type)  # dealloc…]
+            differs = self.values_differ(compared, expected, t)
             self.fail_if(differs, stmt.site, [self.value_for_report(value, var.type),
-                                              self.value_for_report(expected, var.type)])
+                                              self.value_for_report(expected, t)])
 
     def complex_differs(self, value, expected):
         """The check equality of complex numbers (rlang.interp.comparisons.values_equal): equal,

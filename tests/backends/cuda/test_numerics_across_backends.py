@@ -235,3 +235,17 @@ def test_nested_complex_functions_in_conditions_share_their_temporaries():
         results[backend] = y
     np.testing.assert_array_equal(results["cuda"], results["interp"])
     assert sorted(set(results["interp"][1:])) == [-1.0, 1.0]
+
+
+def test_an_integer_deallocated_against_a_float_compares_as_floats():
+    """Note [Integers deallocated against floats] (rlang/lower/statements.py)."""
+    source = "function g(k: i64, x)\n    t ← k\n    t → x\nend\n"
+    for x in (3.5, 1e308, 3.000000001):
+        outcomes = []
+        for backend in ("interp", "cuda"):
+            try:
+                outcomes.append(rlang.loads(source, backend=backend).g(3, x))
+            except rlang.RlangError as error:
+                outcomes.append(error.message)
+        assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == (3, 3.000000001)

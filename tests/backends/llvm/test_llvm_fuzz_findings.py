@@ -253,3 +253,48 @@ def test_an_f32_update_by_a_wider_value_rounds_once(name, x, v, expected):
     for backend, array in a.items():
         rlang.loads(F32_UPDATES, backend=backend).element(array, 2.0 ** -24 + 2.0 ** -50)
     assert a["llvm"][0] == a["interp"][0] == np.float32(1.0 + 2.0 ** -23)
+
+
+INTEGER_AGAINST_FLOAT = """
+function g(k: i64, x)
+    t ← k
+    t → x
+end
+
+function take!(y!, x)
+    t ← x
+    y! += t
+    t → y!
+end
+
+function main()
+    y ← 0
+    ~take!(y, 1e308)
+end
+"""
+
+
+@pytest.mark.parametrize("x", [3.5, 1e308, -1e300, 3.000000001, 3.0, float("nan")])
+def test_an_integer_deallocated_against_a_float_compares_as_floats(x):
+    """Note [Integers deallocated against floats] (rlang/lower/statements.py): llvm
+    converted the float to the integer's type and passed `t → 1e308` with t = 0
+    (fuzz seed 5001 case 50325) and `t → 3.5` with t = 3."""
+    outcomes = []
+    for backend in ("interp", "llvm"):
+        try:
+            outcomes.append(rlang.loads(INTEGER_AGAINST_FLOAT, backend=backend).g(3, x))
+        except rlang.RlangError as error:
+            outcomes.append((type(error), error.message, error.span))
+    assert outcomes[0] == outcomes[1]
+    assert isinstance(outcomes[0], tuple) and (outcomes[0][0] is rlang.ReversibilityError) \
+        == (abs(x - 3) > 1e-8 or x != x)
+    expected = _error_of(rlang.loads(INTEGER_AGAINST_FLOAT, backend="interp").run_main)
+    got = _error_of(rlang.loads(INTEGER_AGAINST_FLOAT, backend="llvm").run_main)
+    assert got.render() == expected.render()
+    assert "t = 0, expected 1e308" in got.message
+
+
+def _error_of(run):
+    with pytest.raises(rlang.RlangError) as error:
+        run()
+    return error.value
