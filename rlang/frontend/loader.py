@@ -65,7 +65,7 @@ def loads_unit(text: str, file: str = "<string>", confine: bool = False) -> Unit
     from .parser import parse      # lark: imported on the first load, not by `import rlang`
 
     program = parse(text, file)
-    unit = Unit(program=program, file=file)
+    unit = Unit(program=program, file=file, sources=[(file, text)])
     roots = _roots(file) if confine else None
     _collect(unit, program, file, active=[_key(file)], seen={_key(file)}, roots=roots)
     return unit
@@ -152,6 +152,7 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             try:
                 included = parse(text, path)
                 unit.included_programs.append(included)
+                unit.sources.append((path, text))
                 active.append(key)
                 _collect(unit, included, path, active, seen, roots)
                 active.pop()

@@ -23,3 +23,6 @@ class Unit:
     consts: dict[str, Const] = field(default_factory=dict)
     redefinitions: list = field(default_factory=list)
     included_programs: list = field(default_factory=list)
+    #: (file, source text) of the main file and of each included one, in load order:
+    #: what compiled code depends on (the llvm backend's cache key)
+    sources: list = field(default_factory=list)

@@ -70,9 +70,17 @@ def make(rng) -> dict:
     applied = []
     for _ in range(rng.randint(1, 3)):
         name = rng.choice(tuple(MUTATIONS))
-        tokens = MUTATIONS[name](rng, tokens) or [b"\n"]
+        mutated = MUTATIONS[name](rng, tokens) or [b"\n"]
+        if sum(map(len, mutated)) > MAX_SOURCE_BYTES:
+            continue        # mutations compound (a long sum of a deep nest): 3.6 GB once
+        tokens = mutated
         applied.append(name)
     return {"origin": origin, "mutations": applied, "source": b"".join(tokens)}
+
+
+#: A mutated source larger than this is not made (rlang reads what a file holds;
+#: the fuzzer's own memory is the limit here).
+MAX_SOURCE_BYTES = 64 * 2 ** 20
 
 
 # ---------------------------------------------------------------------- mutations
