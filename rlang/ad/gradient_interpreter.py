@@ -272,7 +272,7 @@ class GradInterpreter(Interpreter):
             raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
         current = env[stmt.name]
         if self.invcheck:
-            expected = self.evaluator.eval_expected(stmt.value, env)
+            expected = self.expected_value(stmt, env, _plain(current))
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, value_of(current), stmt.value)
             check_dealloc(stmt.name, _plain(current), _plain(expected), stmt.span)

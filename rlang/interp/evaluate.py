@@ -23,8 +23,9 @@ from .scalar_functions import apply_builtin, convert
 from ..dual import Dual, refuse_tangent
 from ..gvalue import GVar, value_of
 from ..numbers import F32, I32, Fixed, ULog
-from ..values import (I64_MAX, Stack, a_type, array_from_nested, array_to_nested, make_array,
-                     one_of, read_element, summarize, type_name, write_element, zero_of)
+from ..values import (I64_MAX, SUMMARY_ITEMS, Stack, a_type, array_from_nested,
+                     array_to_nested, make_array, one_of, read_element, summarize,
+                     summarize_array_start, type_name, write_element, zero_of)
 
 
 class Ref:
@@ -207,7 +208,10 @@ class Evaluator:
         if type(expr) is ast.Call and expr.func == "zeros":
             scalar, shape = _zeros_shape(self, expr, env)
             one = make_array((1,) * len(shape), scalar, dual=self.dual_mode)
-            return np.broadcast_to(one, tuple(shape), subok=True)
+            try:
+                return np.broadcast_to(one, tuple(shape), subok=True)
+            except ValueError:      # more bytes than NumPy can address: no array has
+                raise UnaddressableZeros(one, tuple(shape)) from None   # that shape
         return self.eval(expr, env)
 
     def eval_recording(self, expr, env: dict, memo: dict):
@@ -426,6 +430,20 @@ def _zeros_shape(evaluator, expr, env) -> tuple[str, list]:
                                     f"got {summarize(n)}", arg.span)
         shape.append(n)
     return scalar, shape
+
+
+class UnaddressableZeros(Exception):
+    """`zeros(T, n…)` of more bytes than NumPy can address, as the value of a
+    deallocation: no array equals it (`one` is one zero of T, of the right rank)."""
+
+    def __init__(self, one: np.ndarray, shape: tuple):
+        super().__init__(shape)
+        self.one, self.shape = one, shape
+
+    def summary(self) -> str:
+        """The expected value as `summarize` shows a long array."""
+        first = np.broadcast_to(self.one.reshape(-1), (SUMMARY_ITEMS,))
+        return summarize_array_start(first, self.shape)
 
 
 def _zeros(evaluator, expr, env):

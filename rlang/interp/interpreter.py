@@ -31,7 +31,7 @@ from .comparisons import check_dealloc
 from ..errors import (Frame, LimitExceeded, ReversibilityError, RlangError, RlangRuntimeError,
                       RlangTypeError)
 from ..frontend.ast import is_number_literal
-from .evaluate import Evaluator, adapt_literal
+from .evaluate import Evaluator, UnaddressableZeros, adapt_literal
 from .instructions import execute_instruction
 from .limits import Budget, size_of
 from ..frontend.invert import invert_body
@@ -287,11 +287,21 @@ class Interpreter:
         if stmt.name not in env:
             raise ReversibilityError(f"`{stmt.name}` is not allocated", stmt.span)
         if self.invcheck:
-            expected = self.evaluator.eval_expected(stmt.value, env)
+            expected = self.expected_value(stmt, env, env[stmt.name])
             if is_number_literal(stmt.value):
                 expected = adapt_literal(expected, env[stmt.name], stmt.value)
             check_dealloc(stmt.name, env[stmt.name], expected, stmt.span)
         self.free(stmt.name, env)
+
+    def expected_value(self, stmt: ast.Dealloc, env, current):
+        """The value `current` (the variable's) is checked against; a `zeros` too large
+        for any array to have its shape fails the check here."""
+        try:
+            return self.evaluator.eval_expected(stmt.value, env)
+        except UnaddressableZeros as zeros:
+            raise ReversibilityError(
+                f"deallocation check failed: {stmt.name} = {summarize(current)}, "
+                f"expected {zeros.summary()}", stmt.span) from None
 
     def _zeros(self, stmt: ast.Zeros, env):
         scalar = stmt.type.scalar

@@ -321,3 +321,19 @@ def test_the_cache_key_of_a_loaded_program_is_a_digest_of_its_files(tmp_path):
     changed = rlang.load(tmp_path / "a.rev", backend="llvm")
     assert _unit_key(changed.unit) != before
     assert changed.f(1.0) == (3.0,)
+
+
+def test_deallocating_against_zeros_no_array_can_hold_fails_the_check():
+    """`v → zeros(f64, 2^63 - 1)`: the interpreter made a view of that shape, which
+    NumPy refuses (an internal error: fuzz seed 5001 case 78557)."""
+    source = ("function f(x)\n    v ← zeros(f64, 3)\n    v[1] += x\n"
+              "    v → zeros(f64, 9223372036854775807)\nend\n")
+    messages = []
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(source, backend=backend)
+        for run in (lambda: m.f(0.5), lambda: rlang.gradient(m.f, [0.0], loss="x")):
+            messages.append(_error_of(run).message)
+    assert len(set(messages)) == 2 and messages[0] == messages[2]
+    assert messages[0].startswith("deallocation check failed: v = [0.0, 0.5, 0.0], expected "
+                                  "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, …] (f64[:], "
+                                  "shape (9223372036854775807,))")
