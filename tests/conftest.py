@@ -9,6 +9,13 @@ is put on `sys.path` here.  Fixtures (each returns a helper function):
 - `cli(*args)` calls `rlang.cli.main(args)` in this process and captures stdout and
   stderr; it is fast, and what most command-line tests use.
 - `write_rev(tmp_path, name, source)` writes a dedented program to a file.
+
+The cuda backend's tests (and any other test that runs a kernel) use Numba's CUDA
+simulator: NUMBA_ENABLE_CUDASIM is read when numba.cuda is first imported, so it is
+set here, before any test imports it.  On a machine with a GPU, `RLANG_CUDA_REAL=1`
+runs the same tests on the GPU instead.  PTX is emitted in a child process
+(tests/backends/cuda/test_ptx_and_cli.py): the simulator and the real compiler cannot
+share one process.
 """
 from __future__ import annotations
 
@@ -18,6 +25,11 @@ import os
 import subprocess
 import sys
 import textwrap
+
+if os.environ.get("RLANG_CUDA_REAL", "0") in ("", "0"):
+    if "numba.cuda" in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise RuntimeError("numba.cuda was imported before the tests set up the simulator")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 from pathlib import Path
 
 import pytest
