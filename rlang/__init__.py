@@ -13,18 +13,23 @@ from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array,
 __version__ = "0.1.0"
 
 _AD = ("gradient", "check_grad", "jacobian", "hessian")
+_TRANSFORMS = ("grad", "value_and_grad")
 
 
 def __getattr__(name: str):
-    """The AD drivers (rlang/ad/drivers.py), imported on first use: a plain run needs none."""
-    if name in _AD:
-        from .ad import drivers as ad
-
-        value = globals()[name] = getattr(ad, name)     # later uses find it directly
+    """The AD drivers (rlang/ad/drivers.py) and the function transforms
+    (rlang/transforms.py), imported on first use: a plain run needs neither."""
+    if name in _AD or name in _TRANSFORMS:
+        if name in _AD:
+            from .ad import drivers as source
+        else:
+            from . import transforms as source
+        value = globals()[name] = getattr(source, name)     # later uses find it directly
         return value
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
-__all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "Module", "Function",
+__all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "grad",
+           "value_and_grad", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
            "InternalError", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",

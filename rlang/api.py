@@ -26,7 +26,7 @@ import os
 
 from .frontend.check import check
 from .deep import run_deep
-from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError
+from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError, RlangTypeError
 from .interp.interpreter import Interpreter
 from .interp.limits import Sandbox, as_sandbox
 from .frontend.loader import load_unit, loads_unit
@@ -178,7 +178,31 @@ class Function:
     def params(self) -> list[str]:
         return [p.name for p in self.module.unit.functions[self.name].params]
 
-    def __call__(self, *args) -> tuple:
+    def positional(self, args, kwargs: dict) -> list:
+        """`args` followed by `kwargs` put in place by parameter name (LANGUAGE.md §13:
+        `y!` is spelled `y_`; a parameter's exact name wins over such a spelling)."""
+        if not kwargs:
+            return list(args)
+        params = self.params
+        where = {p.replace("!", "_"): k for k, p in enumerate(params)}
+        where.update({p: k for k, p in enumerate(params)})
+        values = list(args) + [_MISSING] * (len(params) - len(args))
+        for key, value in kwargs.items():
+            k = where.get(key)
+            if k is None:
+                raise RlangTypeError(f"`{self.name}` has no parameter `{key}`; its parameters "
+                                     f"are {', '.join(params) or 'none'}")
+            if values[k] is not _MISSING:
+                raise RlangTypeError(f"argument `{params[k]}` of `{self.name}` is given twice")
+            values[k] = value
+        missing = [params[k] for k, v in enumerate(values) if v is _MISSING]
+        if missing:
+            raise RlangTypeError(f"`{self.name}` is missing the argument(s) "
+                                 f"{', '.join(missing)}")
+        return values
+
+    def __call__(self, *args, **kwargs) -> tuple:
+        args = self.positional(args, kwargs)
         module = self.module
         if module.compiled is not None:
             values = module.compiled_or_none(_call, self.name, list(args), self.inverse)
@@ -192,6 +216,10 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<rev function {'~' if self.inverse else ''}{self.name}({', '.join(self.params)})>"
+
+
+#: a parameter no argument was given for yet (`Function.positional`)
+_MISSING = object()
 
 
 def _call(compiled, name: str, args: list, inverse: bool) -> list:

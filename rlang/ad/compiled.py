@@ -31,13 +31,16 @@ from .shadow import shadow_type
 from .tangent_ir import TangentFunction
 
 
-def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> tuple:
+def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
+                      on_outputs=None) -> tuple:
     """The gradients (see the module docstring).  Device arrays (cuda backend) get
-    device arrays of gradients, which stay on the device."""
+    device arrays of gradients, which stay on the device.  `on_outputs(outputs)`, if
+    given, sees the forward run's outputs before the gradient pass changes them back
+    (the forward run is then always made)."""
     signature = signature_of(args)
     key = _plan_key(name, signature, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
-    if plan is not None and plan.added is not None:
+    if plan is not None and plan.added is not None and on_outputs is None:
         result = _without_forward(functions, plan, name, args, inverse, signature)
         if result is not None:
             return result
@@ -47,6 +50,8 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool) -> 
         functions.native(name, types, inverse)                          # arguments
         functions.native(name, types, inverse, derivative="grad")       # untouched
     outputs = functions.call(name, args, inverse)
+    if on_outputs is not None:
+        on_outputs(outputs)
     if plan is None or not plan.fits(outputs):
         plan = _GradientPlan(functions, name, outputs, loss, inverse)
         if key is not None and plan.constant_loss:      # (plain arguments only)

@@ -93,17 +93,43 @@ def gradient(function, args, loss) -> tuple:
         return _gradient(function, args, loss)
 
 
-def _gradient(function, args, loss) -> tuple:
+def value_and_gradient(function, args, loss) -> tuple:
+    """(the final value of `loss`, `gradient(function, args, loss)`), from one forward
+    and one gradient run; the value as a call returns it (a float, complex, fixed or
+    ulog scalar)."""
+    args = called_with(function, args, "value_and_grad")
+    view = resolve_loss(function.module.unit.functions[function.name], loss)
+    seen = []
+    with callers_arrays_kept(args):
+        gradients = _gradient(function, args, loss,
+                              lambda outputs: seen.append(_view_value(function, outputs,
+                                                                      view)))
+    return seen[-1], gradients
+
+
+def _view_value(function, outputs, view):
+    from ..interp.evaluate import Evaluator
+
+    fn = function.module.unit.functions[function.name]
+    value = Evaluator({}).eval(view, dict(zip((p.name for p in fn.params), outputs)))
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _gradient(function, args, loss, on_outputs=None) -> tuple:
+    """The gradients; `on_outputs(outputs)`, if given, sees the forward run's outputs
+    before the gradient run changes them back."""
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:
         from .compiled import compiled_gradient
 
         result = module.compiled_or_none(compiled_gradient, function.name, list(args), loss,
-                                         function.inverse)
+                                         function.inverse, on_outputs)
         if result is not None:
             return result
     outputs = list(function(*args))
+    if on_outputs is not None:
+        on_outputs(outputs)
     target = resolve_loss(fn, loss)
     engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     values = [wrap(value) for value in outputs]

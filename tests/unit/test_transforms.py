@@ -1,0 +1,114 @@
+"""The function transforms of LANGUAGE.md §13 that rlang/transforms.py provides:
+`rlang.grad` and `rlang.value_and_grad` (argnums, keyword arguments), and keyword
+arguments in calls and inverses, on the interpreter and the llvm backend."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang.numbers import ULog
+
+SOURCE = """
+function f(y!, a, x: f64[:])
+    for i = 0:length(x) - 1
+        y! += a * x[i] * x[i]
+    end
+end
+
+function c(w: complex, z: complex, k: i64)
+    w += z * z * k
+end
+
+function scaled(l: ulog, s)
+    l *= s * s
+end
+"""
+
+BACKENDS = ["interp", "llvm"]
+
+
+@pytest.fixture(params=BACKENDS)
+def m(request):
+    return rlang.loads(SOURCE, backend=request.param)
+
+
+def test_grad_is_the_gradient_of_every_argument(m):
+    x = np.array([1.0, 2.0])
+    got = rlang.grad(m.f, "y!")(0.5, 2.0, x)
+    expected = rlang.gradient(m.f, [0.5, 2.0, x.copy()], loss="y!")
+    assert got[:2] == expected[:2] == (1.0, 5.0)
+    np.testing.assert_array_equal(got[2], expected[2])
+    np.testing.assert_array_equal(x, [1.0, 2.0])          # the caller's array is kept
+
+
+@pytest.mark.parametrize("argnums, expected", [
+    (1, 5.0), (-2, 5.0), ((0, 1), (1.0, 5.0)), ((1, 0), (5.0, 1.0)), ((), ()),
+    ([2, 1], None)])
+def test_argnums_picks_gradients_in_order(m, argnums, expected):
+    got = rlang.grad(m.f, "y!", argnums=argnums)(0.5, 2.0, np.array([1.0, 2.0]))
+    if expected is None:                                 # a list of positions: a tuple
+        assert isinstance(got, tuple) and got[1] == 5.0
+        np.testing.assert_array_equal(got[0], [4.0, 8.0])
+    else:
+        assert got == expected
+
+
+def test_value_and_grad_gives_the_losss_final_value(m):
+    x = np.array([1.0, 2.0])
+    value, gradient = rlang.value_and_grad(m.f, "y!", argnums=1)(0.5, 2.0, x)
+    assert (value, gradient) == (0.5 + 2.0 * 5.0, 5.0)
+    assert m.f(0.5, 2.0, x.copy())[0] == value
+    value, gradients = rlang.value_and_grad(m.c, "w.im")(0j, 1 + 2j, 3)
+    assert value == 12.0 and gradients[2] is None
+    assert gradients == rlang.gradient(m.c, [0j, 1 + 2j, 3], loss="w.im")
+    value, gradient = rlang.value_and_grad(m.c, "w", argnums=0)(1 + 1j, 1j, 2)
+    assert value == complex(1 - 2, 1) and gradient == 1 + 0j
+    value, _ = rlang.value_and_grad(m.scaled, "l")(ULog.from_value(2.0), 3.0)
+    assert isinstance(value, ULog) and abs(float(value) - 18.0) < 1e-12
+
+
+def test_value_and_grad_on_an_inverse(m):
+    value, gradients = rlang.value_and_grad(~m.f, "y!")(10.5, 2.0, np.array([1.0, 2.0]))
+    assert value == 0.5
+    assert gradients[:2] == (1.0, -5.0) and gradients[2].tolist() == [-4.0, -8.0]
+
+
+def test_repeated_calls_reuse_the_compiled_gradient(m):
+    """The second call of a transformed function runs the same compiled passes; the
+    value still comes from its own forward run."""
+    g = rlang.value_and_grad(m.f, "y!", argnums=1)
+    for a in (1.0, 2.0, 3.0):
+        assert g(0.0, a, np.array([1.0, 2.0])) == (5.0 * a, 5.0)
+
+
+def test_arguments_by_keyword(m):
+    x = np.array([1.0, 2.0])
+    assert m.f(y_=0.0, a=1.0, x=x)[0] == 5.0
+    assert m.f(0.0, x=x, a=1.0)[0] == 5.0
+    assert (~m.f)(5.0, 1.0, x=x)[0] == 0.0
+    assert rlang.grad(m.f, "y!", argnums=1)(x=x, a=2.0, y_=0.0) == 5.0
+    assert rlang.value_and_grad(m.c, "w.re", argnums=1)(w=0j, z=1j, k=1) == (-1.0, -2j)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, x: m.f(1.0, y_=2.0, a=1.0, x=x), "argument `y!` of `f` is given twice"),
+    (lambda m, x: m.f(1.0, b=2.0), "`f` has no parameter `b`; its parameters are y!, a, x"),
+    (lambda m, x: m.f(1.0, a=2.0), "`f` is missing the argument(s) x"),
+    (lambda m, x: rlang.grad(m.f, "y!", argnums=3), "argnums 3 is not a parameter of `f`"),
+    (lambda m, x: rlang.grad(m.f, "y!", argnums=-4), "argnums -4 is not a parameter"),
+    (lambda m, x: rlang.grad(m.f, "y!", argnums="a"), "argnums must be None, an int or"),
+    (lambda m, x: rlang.grad(m.f, "y!", argnums=True), "argnums must be None, an int or"),
+    (lambda m, x: rlang.grad(print, "y!"), "takes a function of a loaded program"),
+    (lambda m, x: rlang.value_and_grad(m.f, "nope")(0.0, 1.0, x), "nope"),
+    (lambda m, x: rlang.grad(m.f, "y!")(0.0, 1.0), "takes 3 argument"),
+])
+def test_bad_transform_calls_are_clear_errors(m, call, message):
+    with pytest.raises(rlang.RlangError) as error:
+        call(m, np.array([1.0]))
+    assert message in error.value.message
+
+
+def test_transforms_are_named_after_their_function(m):
+    assert rlang.grad(m.f, "y!").__name__ == "grad(f)"
+    assert rlang.value_and_grad(~m.f, "y!").__name__ == "value_and_grad(~f)"
