@@ -9,6 +9,7 @@ from .errors import (CheckError, CheckErrors, InternalError, LimitExceeded, Pars
                      ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError)
 from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array, to_floats,
                       ulog_array)
+from .values import Stack
 
 __version__ = "0.1.0"
 
@@ -32,5 +33,5 @@ __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "gr
            "value_and_grad", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
-           "InternalError", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",
+           "InternalError", "Stack", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",
            "fixed_array", "ulog_array", "to_floats", "__version__"]

@@ -41,7 +41,8 @@ from .frontend.loader import load_unit
 from .frontend.parser import parse_expression, parse_signature
 from .frontend.printer import format_program
 from .numbers import ULog
-from .values import array_to_nested, complex_pair, format_value, to_json
+from .values import (Stack, array_from_nested, array_to_nested, complex_pair, format_value,
+                     to_json)
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -363,9 +364,13 @@ def _print_results(results, as_json: bool) -> None:
 
 
 def parse_argument(text: str, position: int):
-    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`), or
+    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`), a
+    stack (`stack[1.0, 2.0]`, bottom first, or `stack{f64}[]`: LANGUAGE.md §13), or
     a ulog beyond f64's range as it prints, `ulog(log = -1385.9)` (Note [Printing
     ulogs f64 cannot hold], rlang/values.py), alone or in an array."""
+    stack = _STACK.fullmatch(text)
+    if stack is not None:
+        return _stack_argument(stack.group(1), stack.group(2), text, position)
     try:
         expr = parse_expression(_ULOG_LOG.sub(_ULOG_LOG_CALL + "(", text),
                                 f"<argument {position}>")
@@ -379,6 +384,28 @@ def parse_argument(text: str, position: int):
         return _literal_value(expr)
     except ValueError as error:
         raise RlangError(f"argument {position} ({text!r}): {error}") from None
+
+
+#: `stack[…]` and `stack{T}[…]`
+_STACK = re.compile(r"\s*stack\s*(?:\{\s*(\w+)\s*\})?\s*(\[.*\])\s*", re.DOTALL)
+
+
+def _stack_argument(elem: str | None, items_text: str, text: str, position: int) -> Stack:
+    items = parse_argument(items_text, position)
+    if any(isinstance(item, list) for item in items):
+        raise RlangError(f"argument {position} ({text!r}): a stack holds scalars, not arrays")
+    if elem is None:
+        if not items:
+            raise RlangError(f"argument {position} ({text!r}): an empty stack needs its "
+                             "element type, as in stack{f64}[]")
+        elem = array_from_nested(items).dtype.name if not isinstance(items[0], ULog) \
+            else "ulog"
+        elem = {"float64": "f64", "int64": "i64", "complex128": "complex",
+                "bool": "bool"}.get(elem, elem)
+    try:
+        return Stack(elem, items)
+    except RlangError as error:
+        raise RlangError(f"argument {position} ({text!r}): {error.message}") from None
 
 
 #: `ulog(log = …)` in an argument, read as a call of this name (a ulog of that log)

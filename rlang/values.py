@@ -47,14 +47,32 @@ def wrap_i64(value: int) -> int:
     return ((value + (1 << 63)) & _MASK64) - (1 << 63)
 
 
+#: The element types a stack may hold.
+STACK_ELEMENTS = ("bool", "i32", "i64", "f32", "f64", "complex", "fixed", "ulog")
+
+
 class Stack:
-    """A LIFO stack of scalars of one type (`stack{T}`)."""
+    """A LIFO stack of scalars of one type (`stack{T}`): `Stack("f64", [1.0, 2.0])`
+    (element type name, values bottom first; numbers of another type are converted
+    as an array literal's are, LANGUAGE.md §13).  `list(s)` gives the values bottom
+    first, `len(s)` the size."""
 
     __slots__ = ("elem", "items")
 
     def __init__(self, elem: str, items=()):
+        if elem not in STACK_ELEMENTS:
+            from .errors import RlangTypeError
+
+            raise RlangTypeError(f"a stack holds {', '.join(STACK_ELEMENTS)}; got {elem!r}")
         self.elem = elem
-        self.items = list(items)
+        self.items = [x if _SCALAR_NAMES.get(type(x)) == elem or not _is_number(x)
+                      else _stack_item(x, elem) for x in items]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     def __eq__(self, other):
         return isinstance(other, Stack) and self.elem == other.elem and self.items == other.items
@@ -383,6 +401,25 @@ def _literal_scalar(flat) -> str:
     if kinds <= {"bool", "i64", "i32"}:
         return "i64"
     raise ValueError(f"an array cannot mix {', '.join(sorted(kinds))}")
+
+
+def _is_number(value) -> bool:
+    """A plain number (not a gradient run's wrapped value)."""
+    return type(value) in _SCALAR_NAMES or isinstance(value, np.generic)
+
+
+def _stack_item(item, elem: str):
+    """`item` as a value of a stack of `elem` (see `Stack`)."""
+    try:
+        if isinstance(item, np.generic):
+            item = item.item()
+        value = _to_scalar(item, elem)
+    except (TypeError, ValueError, OverflowError) as error:
+        from .errors import RlangTypeError
+
+        raise RlangTypeError(f"cannot put {format_value(item)} in a stack{{{elem}}}: "
+                             f"{error}") from None
+    return {"f32": F32, "i32": I32}.get(elem, lambda v: v)(value)
 
 
 def _to_scalar(item, scalar: str):

@@ -1,6 +1,7 @@
-"""The function transforms of LANGUAGE.md §13 that rlang/transforms.py provides:
-`rlang.grad` and `rlang.value_and_grad` (argnums, keyword arguments), and keyword
-arguments in calls and inverses, on the interpreter and the llvm backend."""
+"""The parts of LANGUAGE.md §13 built so far: `rlang.grad` and `rlang.value_and_grad`
+(rlang/transforms.py: argnums, keyword arguments), keyword arguments in calls and
+inverses, on the interpreter and the llvm backend; `rlang.Stack` and stacks on the
+command line."""
 from __future__ import annotations
 
 import numpy as np
@@ -112,3 +113,41 @@ def test_bad_transform_calls_are_clear_errors(m, call, message):
 def test_transforms_are_named_after_their_function(m):
     assert rlang.grad(m.f, "y!").__name__ == "grad(f)"
     assert rlang.value_and_grad(~m.f, "y!").__name__ == "value_and_grad(~f)"
+
+
+def test_stacks_are_built_iterated_and_passed():
+    s = rlang.Stack("f64", [1, 2.5, np.float32(3.0)])
+    assert list(s) == [1.0, 2.5, 3.0] and len(s) == 3
+    assert all(type(x) is float for x in s)
+    assert list(rlang.Stack("i32", [1, 2])) == [1, 2]
+    assert type(list(rlang.Stack("f32", [0.1]))[0]) is rlang.F32
+    m = rlang.loads("function f(s: stack{f64}, x)\n    PUSH(s, x)\nend\n")
+    pushed, x = m.f(s, 4.0)
+    assert list(pushed) == [1.0, 2.5, 3.0, 4.0] and x == 0.0
+    for elem, items, message in (("f65", [], "a stack holds bool"),
+                                 ("i64", [1.5], "cannot put 1.5 in a stack{i64}"),
+                                 ("f64", [1j], "in a stack{f64}")):
+        with pytest.raises(rlang.RlangTypeError, match=message.replace("{", r"\{")):
+            rlang.Stack(elem, items)
+
+
+@pytest.mark.parametrize("text, printed", [
+    ("stack[1.0, 2.0]", "s = [1.0, 2.0, 3.0]\nx = 0.0\n"),
+    ("stack{f64}[]", "s = [3.0]\nx = 0.0\n"),
+    ("stack{f64}[1, 2]", "s = [1.0, 2.0, 3.0]\nx = 0.0\n"),
+])
+def test_stacks_on_the_command_line(cli, write_rev, tmp_path, text, printed):
+    path = write_rev(tmp_path, "s.rev", "function f(s: stack{f64}, x)\n    PUSH(s, x)\nend\n")
+    assert cli("run", path, "f", text, "3.0") == (0, printed, "")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("stack[]", "an empty stack needs its element type"),
+    ("stack[[1.0]]", "a stack holds scalars"),
+    ("stack{f66}[1.0]", "argument 1 ('stack{f66}[1.0]'): a stack holds"),
+    ("stack[1, 2]", "must be a stack{f64}, got a stack{i64}"),
+])
+def test_bad_stacks_on_the_command_line(cli, write_rev, tmp_path, text, message):
+    path = write_rev(tmp_path, "s.rev", "function f(s: stack{f64}, x)\n    PUSH(s, x)\nend\n")
+    code, out, err = cli("run", path, "f", text, "3.0")
+    assert code == 1 and out == "" and message in err and "Traceback" not in err
