@@ -335,9 +335,14 @@ def test_zeros_of_a_stack_is_the_interpreters_type_error():
 
 
 def test_stack_arguments_with_items_of_another_type_are_refused():
+    """`Stack("f64", [1])` converts its items (docs/api.md "Stacks"); items put into
+    `.items` afterwards are checked at the call."""
     llvm = rlang.loads(checks_source("f64"), backend="llvm")
+    assert list(llvm.push_from(Stack("f64", [1]), 0.0)[0])[0] == 1.0
+    stack = Stack("f64", [1.0])
+    stack.items.append(1)
     with pytest.raises(rlang.RlangTypeError, match="cannot hold i64 items"):
-        llvm.push_from(Stack("f64", [1]), 0.0)
+        llvm.push_from(stack, 0.0)
 
 
 # ------------------------------------------------------------------------ memory
