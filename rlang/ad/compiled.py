@@ -232,47 +232,81 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> n
     transform of f (tangent e_k) gives the outputs and their tangents, and the tangent
     transform of the gradient pass gives column k in the gradients' tangents.  The
     caller's arguments are not touched."""
-    fn = functions.unit.functions[name]
-    view = resolve_loss(fn, loss)       # the interpreter's errors, before compiling
-    if any(_is_device(a) for a in args):
-        raise RlangTypeError("rlang.hessian takes NumPy arrays, not device arrays (copy them "
-                             "to the host with copy_to_host())")
-    values = functions.bind(name, args)
-    types = tuple(type_of_value(v) for v in values)
-    # stacks are not inputs (their items carry no tangent in, as the interpreter's
-    # plain items do not) but carry shadow stacks through both runs
-    inputs = [(p, i) for p, v in enumerate(values) if shadow_type(types[p]) is not None
-              and not isinstance(v, Stack)
-              for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
-    forward = functions.native(name, types, inverse, derivative="tan")
-    backward = functions.native(name, types, inverse, derivative="tan_grad")
-    forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
-    backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
-        symbol_of(name, types, not inverse)))
+    run = _ForwardOverReverse(functions, name, args, loss, inverse, "hessian")
     columns = []
-    for k in range(len(inputs)):
-        tangents = [_zero_gradient(v, t) for v, t in zip(values, types)]
-        _set(tangents, *inputs[k])
+    for k in range(len(run.inputs)):
+        tangents = run.zero_tangents()
+        _set(tangents, *run.inputs[k])
+        by_position = run.column(tangents)
+        columns.append([by_position[p] if i is None else by_position[p][i]
+                        for p, i in run.inputs])
+    n = len(run.inputs)
+    return np.array(columns, dtype=np.float64).T.reshape(n, n)
+
+
+def compiled_hvp(functions, name: str, args: list, vector: list, loss,
+                 inverse: bool) -> tuple:
+    """`rlang.hvp` on a compiled backend: one forward-over-reverse run whose tangent
+    is `vector` (one entry per argument, None for those without a tangent)."""
+    run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
+    tangents = run.zero_tangents()
+    for k, (tangent, direction) in enumerate(zip(tangents, vector)):
+        if tangent is None or direction is None:
+            continue
+        if isinstance(tangent, np.ndarray):
+            tangent[...] = direction
+        else:
+            tangents[k] = float(direction)
+    return tuple(run.column(tangents))
+
+
+class _ForwardOverReverse:
+    """The compiled tangent runs of one function, argument types and loss: `column(
+    tangents)` gives the tangents of the loss's gradient (per argument; None where
+    there is none) in the direction `tangents`."""
+
+    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str):
+        fn = functions.unit.functions[name]
+        self.fn, self.functions = fn, functions
+        self.view = resolve_loss(fn, loss)     # the interpreter's errors, before compiling
+        if any(_is_device(a) for a in args):
+            raise RlangTypeError(f"rlang.{driver} takes NumPy arrays, not device arrays "
+                                 "(copy them to the host with copy_to_host())")
+        self.values = values = functions.bind(name, args)
+        self.types = types = tuple(type_of_value(v) for v in values)
+        # stacks are not inputs (their items carry no tangent in, as the interpreter's
+        # plain items do not) but carry shadow stacks through both runs
+        self.inputs = [(p, i) for p, v in enumerate(values)
+                       if shadow_type(types[p]) is not None and not isinstance(v, Stack)
+                       for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
+        self.forward = functions.native(name, types, inverse, derivative="tan")
+        self.backward = functions.native(name, types, inverse, derivative="tan_grad")
+        self.forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
+        self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
+            symbol_of(name, types, not inverse)))
+
+    def zero_tangents(self) -> list:
+        return [_zero_gradient(v, t) for v, t in zip(self.values, self.types)]
+
+    def column(self, tangents: list) -> list:
+        functions, values, types = self.functions, self.values, self.types
         copies = [v.copy() if isinstance(v, (np.ndarray, Stack)) else v for v in values]
         shadows = [t for t in tangents if t is not None]
-        new = functions.run(forward, forward_symbol, copies + shadows)
+        new = functions.run(self.forward, self.forward_symbol, copies + shadows)
         outputs = new[:len(values)]
         output_tangents = _returned(tangents, new[len(values):], stacks=True)
-        position, index = loss_location(fn, outputs, view)
+        position, index = loss_location(self.fn, outputs, self.view)
         gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
         _set(gradients, position, index)
         grads = [g for g in gradients if g is not None]
         zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
                  np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
-        new = functions.run(backward, backward_symbol,
+        new = functions.run(self.backward, self.backward_symbol,
                             outputs + grads + [t for t in output_tangents if t is not None]
                             + zeros)
         second = _returned(zeros, new[-len(zeros):]) if zeros else []
         column = iter(second)
-        by_position = [None if g is None else next(column) for g in gradients]
-        columns.append([by_position[p] if i is None else by_position[p][i] for p, i in inputs])
-    n = len(inputs)
-    return np.array(columns, dtype=np.float64).T.reshape(n, n)
+        return [None if g is None else next(column) for g in gradients]
 
 
 def _set(shadows: list, position: int, index, value: float = 1.0) -> None:

@@ -325,18 +325,117 @@ def _hessian(function, args, loss) -> np.ndarray:
     inputs = _flat_float_inputs(args)
     columns = []
     for k in range(len(inputs)):
-        dual_args = _dual_arguments(args, inputs, k)
-        forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
-        forward.evaluator.dual_mode = True
-        outputs = run_deep(forward.call, function.name, dual_args, function.inverse)
-        engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
-        engine.evaluator.dual_mode = True
-        values = [wrap(value) for value in outputs]
-        _seed(engine, fn, values, target)
-        final = run_deep(engine.run, function.name, values, not function.inverse)
+        final, engine = _dual_run(function, args, target,
+                                  lambda position, index: 1.0 if (position, index) == inputs[k]
+                                  else 0.0)
         columns.append([_tangent(_dual_gradient(engine, final[position], index))
                         for position, index in inputs])
     return np.array(columns, dtype=np.float64).T.reshape(len(inputs), len(inputs))
+
+
+def _dual_run(function, args, target, tangent):
+    """f forward on dual numbers (the tangent of input (position, index) is
+    `tangent(position, index)`), then ~f over GVars of them from the loss `target`:
+    (the final values, the gradient engine)."""
+    module = function.module
+    fn = module.unit.functions[function.name]
+    forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
+    forward.evaluator.dual_mode = True
+    outputs = run_deep(forward.call, function.name, _dual_arguments(args, tangent),
+                       function.inverse)
+    engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
+    engine.evaluator.dual_mode = True
+    values = [wrap(value) for value in outputs]
+    _seed(engine, fn, values, target)
+    return run_deep(engine.run, function.name, values, not function.inverse), engine
+
+
+def hvp(function, args, vector, loss) -> tuple:
+    """The Hessian of the final value of `loss` times `vector` (one entry per
+    argument, shaped like it; None or 0 for those without a tangent), as a tuple
+    shaped like the arguments (None for integers, bools and stacks): one forward-over-
+    reverse run.  The caller's arguments are left as they were, bit for bit."""
+    args = called_with(function, args, "hvp")
+    vector = _directions(function, args, vector)
+    with callers_arrays_kept(args):
+        module = function.module
+        if module.compiled is not None:
+            from .compiled import compiled_hvp
+
+            result = module.compiled_or_none(compiled_hvp, function.name, list(args), vector,
+                                             loss, function.inverse)
+            if result is not None:
+                return result
+        target = resolve_loss(module.unit.functions[function.name], loss)
+        final, engine = _dual_run(
+            function, args, target,
+            lambda position, index: float(vector[position] if index is None
+                                          else vector[position][index]))
+        inputs = {position for position, _ in _flat_float_inputs(args)}
+        return tuple(_hvp_entry(engine, final[k], args[k]) if k in inputs else None
+                     for k in range(len(args)))
+
+
+def _hvp_entry(engine, value, arg):
+    if not isinstance(arg, np.ndarray):
+        return _tangent(_dual_gradient(engine, value, None))
+    out = np.zeros(arg.shape)
+    for index in np.ndindex(arg.shape):
+        out[index] = _tangent(_dual_gradient(engine, value, index))
+    return out
+
+
+def _directions(function, args: list, vector) -> list:
+    """`vector` checked against the arguments: one entry per argument, a number for
+    a float scalar and an array of its shape for a float array (None for no
+    direction, and for arguments that have no tangent)."""
+    try:
+        vector = list(vector)
+    except TypeError:
+        raise RlangTypeError(f"rlang.hvp takes the vector as a list or a tuple with one "
+                             f"entry per argument, got {type(vector).__name__}") from None
+    if len(vector) != len(args):
+        raise RlangTypeError(f"rlang.hvp: the vector has {len(vector)} entries; "
+                             f"`{function.name}` takes {len(args)} arguments")
+    floats = {position for position, _ in _flat_float_inputs(args)}
+    out = []
+    for k, (direction, arg) in enumerate(zip(vector, args)):
+        if direction is None or k not in floats:
+            out.append(None if k not in floats else
+                       (np.zeros(arg.shape) if isinstance(arg, np.ndarray) else 0.0))
+            continue
+        if isinstance(arg, np.ndarray):
+            direction = np.asarray(direction, dtype=np.float64)
+            if direction.shape != arg.shape:
+                raise RlangTypeError(f"rlang.hvp: the vector's entry {k} has shape "
+                                     f"{direction.shape}; the argument's is {arg.shape}")
+        else:
+            direction = np.asarray(direction, dtype=np.float64)
+            if direction.shape != ():
+                raise RlangTypeError(f"rlang.hvp: the vector's entry {k} must be a number "
+                                     "for a scalar argument")
+            direction = float(direction)
+        out.append(direction)
+    return out
+
+
+def hessian_diag(function, args, loss) -> tuple:
+    """The diagonal of the Hessian of the final value of `loss`, shaped like the
+    arguments (None for those without a tangent).  It is read off `hessian`'s
+    matrix: one forward-over-reverse run per float input, as `hessian` makes."""
+    args = called_with(function, args, "hessian_diag")
+    with callers_arrays_kept(args):
+        diagonal = iter(np.diag(_hessian(function, args, loss)).tolist())
+    inputs = {position for position, _ in _flat_float_inputs(args)}
+    out = []
+    for k, arg in enumerate(args):
+        if k not in inputs:
+            out.append(None)
+        elif isinstance(arg, np.ndarray):
+            out.append(np.array([next(diagonal) for _ in range(arg.size)]).reshape(arg.shape))
+        else:
+            out.append(next(diagonal))
+    return tuple(out)
 
 
 def _flat_float_inputs(args) -> list:
@@ -354,11 +453,10 @@ def _flat_float_inputs(args) -> list:
     return inputs
 
 
-def _dual_arguments(args, inputs, k) -> list:
-    """Copies of the arguments with float values as dual numbers, tangent 1 at the
-    k-th input and 0 elsewhere.  f32 inputs are refused: the interpreter's dual
-    numbers are f64 (the llvm backend computes such Hessians)."""
-    position_k, index_k = inputs[k]
+def _dual_arguments(args, tangent) -> list:
+    """Copies of the arguments with float values as dual numbers, the tangent of
+    input (position, index) `tangent(position, index)`.  f32 inputs are refused: the
+    interpreter's dual numbers are f64 (the llvm backend computes such Hessians)."""
     dual_args = []
     for position, value in enumerate(args):
         if isinstance(value, (list, tuple)):
@@ -369,11 +467,10 @@ def _dual_arguments(args, inputs, k) -> list:
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             duals = np.empty(value.shape, dtype=object)
             for index in np.ndindex(value.shape):
-                duals[index] = Dual(value[index], 1.0 if (position, index) == inputs[k] else 0.0)
+                duals[index] = Dual(value[index], tangent(position, index))
             dual_args.append(duals)
         elif isinstance(value, (float, np.floating)):
-            dual_args.append(Dual(value, 1.0 if position == position_k and index_k is None
-                                  else 0.0))
+            dual_args.append(Dual(value, tangent(position, None)))
         elif isinstance(value, np.ndarray):
             dual_args.append(value.copy())
         else:

@@ -151,3 +151,50 @@ def test_bad_stacks_on_the_command_line(cli, write_rev, tmp_path, text, message)
     path = write_rev(tmp_path, "s.rev", "function f(s: stack{f64}, x)\n    PUSH(s, x)\nend\n")
     code, out, err = cli("run", path, "f", text, "3.0")
     assert code == 1 and out == "" and message in err and "Traceback" not in err
+
+
+ENERGY = """
+function energy(e!: f64, x: f64[:], s, k: i64)
+    e! += x[0] * x[0] * x[1] + s * s * x[1] * k
+end
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hvp_is_the_hessian_times_the_vector(backend):
+    m = rlang.loads(ENERGY, backend=backend)
+    x = np.array([1.0, 2.0])
+    args = (0.0, x, 3.0, 2)
+    hessian = rlang.hessian(m.energy, args, loss="e!")
+    for vector in ((0.5, np.array([1.0, -1.0]), 2.0, None), (None, [0.0, 1.0], None, None),
+                   (1.0, np.zeros(2), 0.0, 7)):
+        got = rlang.hvp(m.energy, args, vector, loss="e!")
+        direction = np.concatenate([[vector[0] or 0.0], vector[1], [vector[2] or 0.0]])
+        expected = hessian @ direction
+        assert got[0] == expected[0] and got[2] == expected[3] and got[3] is None
+        np.testing.assert_array_equal(got[1], expected[1:3])
+    np.testing.assert_array_equal(x, [1.0, 2.0])          # the caller's array is kept
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hessian_diag_is_shaped_like_the_arguments(backend):
+    m = rlang.loads(ENERGY, backend=backend)
+    args = (0.0, np.array([1.0, 2.0]), 3.0, 2)
+    diagonal = rlang.hessian_diag(m.energy, args, loss="e!")
+    assert diagonal[0] == 0.0 and diagonal[2] == 2 * 2.0 * 2 and diagonal[3] is None
+    np.testing.assert_array_equal(diagonal[1], [2 * 2.0, 0.0])
+    np.testing.assert_array_equal(np.concatenate([[diagonal[0]], diagonal[1], [diagonal[2]]]),
+                                  np.diag(rlang.hessian(m.energy, args, loss="e!")))
+
+
+@pytest.mark.parametrize("vector, message", [
+    ((0.0, [1.0]), "the vector has 2 entries; `energy` takes 4 arguments"),
+    ((0.0, [1.0], 0.0, None), "entry 1 has shape (1,); the argument's is (2,)"),
+    ((0.0, [1.0, 2.0], [1.0], None), "entry 2 must be a number"),
+    (5, "takes the vector as a list or a tuple"),
+])
+def test_bad_hvp_vectors_are_clear_errors(vector, message):
+    m = rlang.loads(ENERGY)
+    with pytest.raises(rlang.RlangTypeError) as error:
+        rlang.hvp(m.energy, (0.0, np.array([1.0, 2.0]), 3.0, 2), vector, loss="e!")
+    assert message in error.value.message
