@@ -260,15 +260,33 @@ def compiled_hvp(functions, name: str, args: list, vector: list, loss,
     return tuple(run.column(tangents))
 
 
+def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool) -> tuple:
+    """`rlang.jvp` on a compiled backend: the tangent transform of f run on copies of
+    the arguments with `tangents` (one per argument, None for those without one)."""
+    run = _ForwardOverReverse(functions, name, args, 0, inverse, "jvp", backward=False)
+    shadows = run.zero_tangents()
+    for k, (shadow, direction) in enumerate(zip(shadows, tangents)):
+        if shadow is None or direction is None or isinstance(shadow, Stack):
+            continue
+        if isinstance(shadow, np.ndarray):
+            shadow[...] = direction
+        else:
+            shadows[k] = float(direction)
+    outputs, output_tangents = run.forward_run(shadows)
+    return tuple(outputs), tuple(None if isinstance(t, Stack) else t for t in output_tangents)
+
+
 class _ForwardOverReverse:
     """The compiled tangent runs of one function, argument types and loss: `column(
     tangents)` gives the tangents of the loss's gradient (per argument; None where
     there is none) in the direction `tangents`."""
 
-    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str):
+    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str,
+                 backward: bool = True):
         fn = functions.unit.functions[name]
         self.fn, self.functions = fn, functions
-        self.view = resolve_loss(fn, loss)     # the interpreter's errors, before compiling
+        if backward:                # the interpreter's errors, before compiling
+            self.view = resolve_loss(fn, loss)
         if any(_is_device(a) for a in args):
             raise RlangTypeError(f"rlang.{driver} takes NumPy arrays, not device arrays "
                                  "(copy them to the host with copy_to_host())")
@@ -280,21 +298,26 @@ class _ForwardOverReverse:
                        if shadow_type(types[p]) is not None and not isinstance(v, Stack)
                        for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
         self.forward = functions.native(name, types, inverse, derivative="tan")
-        self.backward = functions.native(name, types, inverse, derivative="tan_grad")
         self.forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
-        self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
-            symbol_of(name, types, not inverse)))
+        if backward:
+            self.backward = functions.native(name, types, inverse, derivative="tan_grad")
+            self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
+                symbol_of(name, types, not inverse)))
 
     def zero_tangents(self) -> list:
         return [_zero_gradient(v, t) for v, t in zip(self.values, self.types)]
 
-    def column(self, tangents: list) -> list:
-        functions, values, types = self.functions, self.values, self.types
+    def forward_run(self, tangents: list) -> tuple:
+        """(outputs, output tangents) of f on copies of the arguments."""
+        values = self.values
         copies = [v.copy() if isinstance(v, (np.ndarray, Stack)) else v for v in values]
         shadows = [t for t in tangents if t is not None]
-        new = functions.run(self.forward, self.forward_symbol, copies + shadows)
-        outputs = new[:len(values)]
-        output_tangents = _returned(tangents, new[len(values):], stacks=True)
+        new = self.functions.run(self.forward, self.forward_symbol, copies + shadows)
+        return new[:len(values)], _returned(tangents, new[len(values):], stacks=True)
+
+    def column(self, tangents: list) -> list:
+        functions, types = self.functions, self.types
+        outputs, output_tangents = self.forward_run(tangents)
         position, index = loss_location(self.fn, outputs, self.view)
         gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
         _set(gradients, position, index)

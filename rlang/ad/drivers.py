@@ -376,6 +376,54 @@ def hvp(function, args, vector, loss) -> tuple:
                      for k in range(len(args)))
 
 
+def jvp(function, args, tangents) -> tuple:
+    """(outputs, output tangents) of `function` at `args` in the direction `tangents`
+    (shaped as for `hvp`), by forward mode: one run on dual numbers.  The outputs are
+    new values: the caller's arrays are left as they were.  An output without a
+    tangent (integers, bools, stacks) has None."""
+    args = called_with(function, args, "jvp")
+    tangents = _directions(function, args, tangents, "jvp")
+    with callers_arrays_kept(args):
+        module = function.module
+        if module.compiled is not None:
+            from .compiled import compiled_jvp
+
+            result = module.compiled_or_none(compiled_jvp, function.name, list(args),
+                                             tangents, function.inverse)
+            if result is not None:
+                return result
+        forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
+        forward.evaluator.dual_mode = True
+        duals = _dual_arguments(args, lambda position, index: float(
+            tangents[position] if index is None else tangents[position][index]))
+        outputs = run_deep(forward.call, function.name, duals, function.inverse)
+    return tuple(_primal(v, a) for v, a in zip(outputs, args)), \
+        tuple(_tangent_of(v) for v in outputs)
+
+
+def _primal(value, arg):
+    """A dual run's output as a call returns it."""
+    if type(value) is Dual:
+        return value.a
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return np.vectorize(lambda d: d.a if type(d) is Dual else float(d),
+                            otypes=[np.float64])(value)
+    return value
+
+
+def _tangent_of(value):
+    if type(value) is Dual:
+        return value.b
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return np.vectorize(lambda d: d.b if type(d) is Dual else 0.0,
+                            otypes=[np.float64])(value)
+    if isinstance(value, float):
+        return 0.0
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return np.zeros(value.shape)
+    return None
+
+
 def _hvp_entry(engine, value, arg):
     if not isinstance(arg, np.ndarray):
         return _tangent(_dual_gradient(engine, value, None))
@@ -385,17 +433,17 @@ def _hvp_entry(engine, value, arg):
     return out
 
 
-def _directions(function, args: list, vector) -> list:
+def _directions(function, args: list, vector, driver: str = "hvp") -> list:
     """`vector` checked against the arguments: one entry per argument, a number for
     a float scalar and an array of its shape for a float array (None for no
     direction, and for arguments that have no tangent)."""
     try:
         vector = list(vector)
     except TypeError:
-        raise RlangTypeError(f"rlang.hvp takes the vector as a list or a tuple with one "
+        raise RlangTypeError(f"rlang.{driver} takes the vector as a list or a tuple with one "
                              f"entry per argument, got {type(vector).__name__}") from None
     if len(vector) != len(args):
-        raise RlangTypeError(f"rlang.hvp: the vector has {len(vector)} entries; "
+        raise RlangTypeError(f"rlang.{driver}: the vector has {len(vector)} entries; "
                              f"`{function.name}` takes {len(args)} arguments")
     floats = {position for position, _ in _flat_float_inputs(args)}
     out = []
@@ -407,13 +455,13 @@ def _directions(function, args: list, vector) -> list:
         if isinstance(arg, np.ndarray):
             direction = np.asarray(direction, dtype=np.float64)
             if direction.shape != arg.shape:
-                raise RlangTypeError(f"rlang.hvp: the vector's entry {k} has shape "
+                raise RlangTypeError(f"rlang.{driver}: the vector's entry {k} has shape "
                                      f"{direction.shape}; the argument's is {arg.shape}")
         else:
             direction = np.asarray(direction, dtype=np.float64)
             if direction.shape != ():
-                raise RlangTypeError(f"rlang.hvp: the vector's entry {k} must be a number "
-                                     "for a scalar argument")
+                raise RlangTypeError(f"rlang.{driver}: the vector's entry {k} must be a "
+                                     "number for a scalar argument")
             direction = float(direction)
         out.append(direction)
     return out

@@ -198,3 +198,21 @@ def test_bad_hvp_vectors_are_clear_errors(vector, message):
     with pytest.raises(rlang.RlangTypeError) as error:
         rlang.hvp(m.energy, (0.0, np.array([1.0, 2.0]), 3.0, 2), vector, loss="e!")
     assert message in error.value.message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jvp_gives_the_outputs_and_their_tangents(backend):
+    m = rlang.loads(ENERGY, backend=backend)
+    x = np.array([1.0, 2.0])
+    outputs, tangents = rlang.jvp(m.energy, (0.0, x, 3.0, 2), (1.0, [1.0, 0.5], 0.0, None))
+    assert outputs[0] == 1.0 * 2.0 + 9.0 * 2.0 * 2 and outputs[2:] == (3.0, 2)
+    # de = de₀ + 2x₀x₁ dx₀ + x₀² dx₁ + s²k dx₁ (+ 2sx₁k ds, ds = 0)
+    assert tangents[0] == 1.0 + 4.0 + 0.5 + 9.0 and tangents[3] is None
+    np.testing.assert_array_equal(tangents[1], [1.0, 0.5])
+    np.testing.assert_array_equal(x, [1.0, 2.0])          # the caller's array is kept
+    # a tangent is a directional derivative: the gradient's dot product with it
+    gradient = rlang.gradient(m.energy, (0.0, x, 3.0, 2), loss="e!")
+    _, along = rlang.jvp(m.energy, (0.0, x, 3.0, 2), (0.0, [0.25, -1.0], 2.0, None))
+    assert along[0] == pytest.approx(gradient[1] @ [0.25, -1.0] + gradient[2] * 2.0)
+    _, back = rlang.jvp(~m.energy, (10.0, x, 3.0, 2), (0.0, [0.0, 1.0], 1.0, None))
+    assert back[0] == -(1.0 + 9.0 * 2 + 2 * 3.0 * 2.0 * 2)
