@@ -13,7 +13,7 @@ from .values import Stack
 
 __version__ = "0.1.0"
 
-_AD = ("gradient", "check_grad", "jacobian", "hessian", "hvp", "hessian_diag", "jvp")
+_AD = ("gradient", "check_grad", "jacobian", "hessian", "hvp", "hessian_diag", "jvp", "vjp")
 _TRANSFORMS = ("grad", "value_and_grad")
 
 
@@ -30,7 +30,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "hvp",
-           "hessian_diag", "jvp", "grad",
+           "hessian_diag", "jvp", "vjp", "grad",
            "value_and_grad", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",

@@ -66,6 +66,12 @@ def _gradient_pass(functions, plan, outputs: list) -> tuple:
     seed = 1j if plan.part == "im" else _seed(outputs[position], index)
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
+    return _run_pass(functions, plan, outputs, gradients)
+
+
+def _run_pass(functions, plan, outputs: list, gradients: list) -> tuple:
+    """Run the gradient pass from `outputs` with the seeded `gradients`; the
+    gradients it returns, those of ulog inputs in value space."""
     if plan.on_device:
         gradients = [functions.to_device(g) if device and g is not None else g
                      for g, device in zip(gradients, plan.on_device)]
@@ -75,6 +81,28 @@ def _gradient_pass(functions, plan, outputs: list) -> tuple:
     for k in plan.log_space:
         returned[k] = _in_value_space(returned[k], new[k])
     return tuple(returned)
+
+
+def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
+                      inverse: bool) -> tuple:
+    """The gradient pass of `rlang.vjp` from `outputs` (copies: the pass changes them
+    back), seeded with `cotangents` (one per output, checked; None for none): ulog
+    cotangents go into log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come
+    back in value space."""
+    plan = _GradientPlan(functions, name, outputs, None, inverse)
+    gradients = plan.zero_gradients(outputs)
+    for k, cotangent in enumerate(cotangents):
+        if cotangent is None or gradients[k] is None or isinstance(gradients[k], Stack):
+            continue
+        if isinstance(outputs[k], ULogArray):
+            cotangent = cotangent * np.exp(np.asarray(outputs[k], dtype=np.float64))
+        elif isinstance(outputs[k], ULog):
+            cotangent = cotangent * float(outputs[k])
+        if isinstance(gradients[k], np.ndarray):
+            gradients[k][...] = cotangent
+        else:
+            gradients[k] = type(gradients[k])(cotangent)
+    return _run_pass(functions, plan, outputs, gradients)
 
 
 def _without_forward(functions, plan, name: str, args: list, inverse: bool, signature):
@@ -116,19 +144,11 @@ class _GradientPlan:
 
     def __init__(self, functions, name: str, outputs: list, loss, inverse: bool):
         fn = functions.unit.functions[name]
-        view = resolve_loss(fn, loss)
-        self.part = view.name if isinstance(view, ast.Field) else None
-        base = view.base if self.part else view
         host = [_stand_in(v) for v in outputs]
-        if self.part:       # `.re` / `.im` of a real value: the interpreter's type error
-            loss_location(fn, host, view)
-        try:
-            self.position, self.index = loss_location(fn, host, base)
-        except RlangTypeError:      # say it with the values themselves
-            loss_location(fn, [_stand_in(v, copy=True) for v in outputs], base)
-            raise
-        self.constant_loss = not isinstance(base, ast.Index) or all(
-            isinstance(i, ast.IntLit) for i in base.indices)
+        self.part = self.position = self.index = None       # no loss: a vjp's plan
+        self.constant_loss = False
+        if loss is not None:
+            self._locate(fn, loss, outputs, host)
         # device arrays (cuda): their gradients are made on the host, then moved
         self.on_device = tuple(_is_device(v) for v in outputs)
         self.on_device = self.on_device if any(self.on_device) else None
@@ -148,8 +168,23 @@ class _GradientPlan:
         # the parameters f only adds to, where the pass needs no forward run
         self.added = None
         if functions.forward_free_gradients and not functions.invcheck and self.plain \
-                and not isinstance(outputs[self.position], ULog):
+                and loss is not None and not isinstance(outputs[self.position], ULog):
             self.added = accumulate_only(functions.lowered(name, self.types, inverse))
+
+    def _locate(self, fn, loss, outputs: list, host: list) -> None:
+        """The loss's part, position and element, checked (the interpreter's errors)."""
+        view = resolve_loss(fn, loss)
+        self.part = view.name if isinstance(view, ast.Field) else None
+        base = view.base if self.part else view
+        if self.part:       # `.re` / `.im` of a real value: the interpreter's type error
+            loss_location(fn, host, view)
+        try:
+            self.position, self.index = loss_location(fn, host, base)
+        except RlangTypeError:      # say it with the values themselves
+            loss_location(fn, [_stand_in(v, copy=True) for v in outputs], base)
+            raise
+        self.constant_loss = not isinstance(base, ast.Index) or all(
+            isinstance(i, ast.IntLit) for i in base.indices)
 
     def zero_gradients(self, outputs: list) -> list:
         """A zero gradient per argument (None for integers and bools)."""

@@ -401,6 +401,84 @@ def jvp(function, args, tangents) -> tuple:
         tuple(_tangent_of(v) for v in outputs)
 
 
+def vjp(function, *args) -> tuple:
+    """`(outputs, vjp_fn)`: `outputs` is `function(*args)` (new values: the caller's
+    arrays are left as they were), and `vjp_fn(cotangents)` — one cotangent per output,
+    shaped as it, None for none — returns the gradient of Σ ⟨cotangent, output⟩ with
+    respect to each argument (None for integers, bools and stacks), by one gradient
+    run from the outputs.  `vjp_fn` may be called any number of times."""
+    args = called_with(function, args, "vjp")
+    with callers_arrays_kept(args):
+        outputs = [_copied(v) for v in function(*args)]
+
+    def vjp_fn(cotangents):
+        seeds = _cotangents(function, outputs, cotangents)
+        module = function.module
+        if module.compiled is not None:
+            from .compiled import compiled_vjp_pass
+
+            result = module.compiled_or_none(compiled_vjp_pass, function.name,
+                                             [_copied(v) for v in outputs], seeds,
+                                             function.inverse)
+            if result is not None:
+                return result
+        engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
+        values = [wrap(_copied(v)) for v in outputs]
+        for k, seed in enumerate(seeds):
+            if seed is not None:
+                values[k] = _seeded(engine, values[k], seed)
+        final = run_deep(engine.run, function.name, values, not function.inverse)
+        return tuple(_gradient_of(engine, value) for value in final)
+
+    return tuple(outputs), vjp_fn
+
+
+def _copied(value):
+    return value.copy() if isinstance(value, (np.ndarray, Stack)) else value
+
+
+def _seeded(engine: GradInterpreter, value, seed):
+    """`value` (as the gradient run holds it) with the gradient `seed` (in value space;
+    a ulog's goes into log space, ∂L/∂ℓ = x · ∂L/∂x)."""
+    if type(value) is GVar:
+        return GVar(value.x, seed * float(value.x) if isinstance(value.x, ULog) else seed)
+    grad = engine.grads.of(value)
+    if isinstance(value, ULogArray):
+        seed = seed * np.exp(np.asarray(value, dtype=np.float64))
+    grad[...] = seed
+    return value
+
+
+def _cotangents(function, outputs: list, cotangents) -> list:
+    """The cotangents of `vjp_fn`, checked against the outputs: a number (complex for
+    a complex output) or an array of the output's shape; None for none, and for
+    outputs that carry no gradient."""
+    try:
+        cotangents = list(cotangents)
+    except TypeError:
+        raise RlangTypeError(f"the vjp of `{function.name}` takes the cotangents as a list "
+                             f"or a tuple with one entry per output, got "
+                             f"{type(cotangents).__name__}") from None
+    if len(cotangents) != len(outputs):
+        raise RlangTypeError(f"the vjp of `{function.name}` takes {len(outputs)} "
+                             f"cotangents, one per output; got {len(cotangents)}")
+    seeds = []
+    for k, (cotangent, output) in enumerate(zip(cotangents, outputs)):
+        differentiable = (_differentiable(output) or isinstance(output, ULog)) and \
+            not isinstance(output, Stack)
+        if cotangent is None or not differentiable:
+            seeds.append(None)
+            continue
+        complex_ = np.iscomplexobj(output) or isinstance(output, complex)
+        seed = np.asarray(cotangent, dtype=np.complex128 if complex_ else np.float64)
+        shape = output.shape if isinstance(output, np.ndarray) else ()
+        if seed.shape != shape:
+            raise RlangTypeError(f"the vjp of `{function.name}`: cotangent {k} has shape "
+                                 f"{seed.shape}; the output's is {shape}")
+        seeds.append(seed if shape else seed.item())
+    return seeds
+
+
 def _primal(value, arg):
     """A dual run's output as a call returns it."""
     if type(value) is Dual:

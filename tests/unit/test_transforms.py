@@ -216,3 +216,60 @@ def test_jvp_gives_the_outputs_and_their_tangents(backend):
     assert along[0] == pytest.approx(gradient[1] @ [0.25, -1.0] + gradient[2] * 2.0)
     _, back = rlang.jvp(~m.energy, (10.0, x, 3.0, 2), (0.0, [0.0, 1.0], 1.0, None))
     assert back[0] == -(1.0 + 9.0 * 2 + 2 * 3.0 * 2.0 * 2)
+
+
+VJP = ENERGY + """
+function scale!(y!: f64[:], a)
+    for i = 0:length(y!) - 1
+        y![i] += a * a
+    end
+end
+
+function c(w: complex, z: complex)
+    w += z * z
+end
+
+function u(l: ulog, s)
+    l *= s * s
+end
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vjp_pulls_cotangents_back(backend):
+    m = rlang.loads(VJP, backend=backend)
+    x = np.array([1.0, 2.0])
+    outputs, pull = rlang.vjp(m.energy, 0.0, x, 3.0, 2)
+    assert outputs[0] == 38.0 and outputs[2:] == (3.0, 2)
+    np.testing.assert_array_equal(x, [1.0, 2.0])          # the caller's array is kept
+    got = pull((1.0, None, None, None))
+    expected = rlang.gradient(m.energy, (0.0, x, 3.0, 2), loss="e!")
+    assert got[0] == expected[0] and got[2:] == expected[2:]
+    np.testing.assert_array_equal(got[1], expected[1])
+    y = np.zeros(3)
+    outputs, pull = rlang.vjp(m.scale_, y, 2.0)
+    np.testing.assert_array_equal(outputs[0], [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(y, np.zeros(3))
+    weights, da = pull((np.array([1.0, 2.0, 3.0]), 0.0))       # Σ wᵢ · 2a = 24
+    assert da == 24.0 and weights.tolist() == [1.0, 2.0, 3.0]
+    assert pull((None, 1.0))[1] == 1.0                  # called again: its own pass
+    _, pull = rlang.vjp(m.c, 0j, 1 + 2j)
+    assert pull((1 + 0j, None)) == ((1 + 0j), (2 - 4j))
+    assert pull((1j, 0j)) == (1j, (4 + 2j))
+    outputs, pull = rlang.vjp(m.u, ULog.from_value(2.0), 3.0)
+    dl, ds = pull((1.0, None))
+    assert abs(float(outputs[0]) - 18.0) < 1e-12 and abs(dl - 9.0) < 1e-12 and \
+        abs(ds - 12.0) < 1e-12
+
+
+@pytest.mark.parametrize("cotangents, message", [
+    ((1.0,), "takes 4 cotangents, one per output; got 1"),
+    ((1.0, [1.0], None, None), "cotangent 1 has shape (1,); the output's is (2,)"),
+    (7, "takes the cotangents as a list or a tuple"),
+])
+def test_bad_cotangents_are_clear_errors(cotangents, message):
+    m = rlang.loads(VJP)
+    _, pull = rlang.vjp(m.energy, 0.0, np.array([1.0, 2.0]), 3.0, 2)
+    with pytest.raises(rlang.RlangTypeError) as error:
+        pull(cotangents)
+    assert message in error.value.message
