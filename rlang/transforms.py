@@ -53,28 +53,14 @@ def _name(f) -> str:
 
 def _picker(f, argnums, transform: str):
     """The function choosing the gradients `argnums` asks for from all of them."""
+    from .ad.drivers import argnum_positions
+
     if not (hasattr(f, "module") and hasattr(f, "positional")):
         raise RlangTypeError(f"rlang.{transform} takes a function of a loaded program "
                              f"(`module.f` or `~module.f`), got {type(f).__name__}")
-    count = len(f.params)
     if argnums is None:
         return lambda gradients: gradients
-    if _is_position(argnums):
-        k = _position(argnums, count, f, transform)
-        return lambda gradients: gradients[k]
-    if isinstance(argnums, (tuple, list)) and all(_is_position(a) for a in argnums):
-        chosen = tuple(_position(a, count, f, transform) for a in argnums)
-        return lambda gradients: tuple(gradients[k] for k in chosen)
-    raise RlangTypeError(f"rlang.{transform}: argnums must be None, an int or a tuple of "
-                         f"ints, got {argnums!r}")
-
-
-def _is_position(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _position(k: int, count: int, f, transform: str) -> int:
-    if not -count <= k < count:
-        raise RlangTypeError(f"rlang.{transform}: argnums {k} is not a parameter of "
-                             f"`{_name(f)}`, which has {count}")
-    return k % count
+    chosen = argnum_positions(argnums, len(f.params), _name(f), transform)
+    if not isinstance(argnums, (tuple, list)):
+        return lambda gradients: gradients[chosen[0]]
+    return lambda gradients: tuple(gradients[k] for k in chosen)

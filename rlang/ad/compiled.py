@@ -262,20 +262,23 @@ def _zero_gradient(value, t):
     return np.zeros(value.shape, dtype=kind) if isinstance(value, np.ndarray) else kind()
 
 
-def compiled_hessian(functions, name: str, args: list, loss, inverse: bool) -> np.ndarray:
-    """`rlang.hessian` on a compiled backend: for each float input k, the tangent
-    transform of f (tangent e_k) gives the outputs and their tangents, and the tangent
-    transform of the gradient pass gives column k in the gradients' tangents.  The
-    caller's arguments are not touched."""
+def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
+                     chosen=None) -> np.ndarray:
+    """`rlang.hessian` on a compiled backend: for each float input k (of the
+    arguments at the positions `chosen`; None: all), the tangent transform of f
+    (tangent e_k) gives the outputs and their tangents, and the tangent transform of
+    the gradient pass gives column k in the gradients' tangents.  The caller's
+    arguments are not touched."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hessian")
+    inputs = [i for i in run.inputs if chosen is None or i[0] in chosen]
     columns = []
-    for k in range(len(run.inputs)):
+    for k in range(len(inputs)):
         tangents = run.zero_tangents()
-        _set(tangents, *run.inputs[k])
+        _set(tangents, *inputs[k])
         by_position = run.column(tangents)
         columns.append([by_position[p] if i is None else by_position[p][i]
-                        for p, i in run.inputs])
-    n = len(run.inputs)
+                        for p, i in inputs])
+    n = len(inputs)
     return np.array(columns, dtype=np.float64).T.reshape(n, n)
 
 

@@ -251,13 +251,19 @@ def _loss_value(function, outputs, view) -> float:
     return float(value.real if isinstance(value, complex) else value)
 
 
-def jacobian(function, args, inputs=None, outputs=None) -> np.ndarray:
+def jacobian(function, args, inputs=None, outputs=None, argnums=None) -> np.ndarray:
     """∂(outputs)/∂(inputs) at `args` as a matrix: one row per output scalar, one column
     per input scalar, arrays flattened in C order.  `inputs` and `outputs` are
-    parameter names (or positions); by default every float parameter.  Each row is
-    one gradient run (reverse mode: one backward pass per output)."""
+    parameter names (or positions); by default every float parameter.  `argnums`
+    (an int or a tuple of ints, as `rlang.grad`'s) chooses the inputs by position
+    instead.  Each row is one gradient run (reverse mode: one backward pass per
+    output)."""
     args = called_with(function, args, "jacobian")
     fn = function.module.unit.functions[function.name]
+    if argnums is not None:
+        if inputs is not None:
+            raise RlangTypeError("rlang.jacobian takes `inputs` or `argnums`, not both")
+        inputs = argnum_positions(argnums, len(fn.params), fn.name, "jacobian")
     names = [p.name for p in fn.params]
     float_params = [n for n, value in zip(names, args) if _differentiable(value)]
     inputs = _param_names(fn, inputs, float_params)
@@ -299,30 +305,54 @@ def _param_names(fn, chosen, default) -> list:
     return result
 
 
-def hessian(function, args, loss) -> np.ndarray:
+def _as_tuple(argnums) -> tuple:
+    return tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+
+
+def argnum_positions(argnums, count: int, name: str, driver: str) -> list:
+    """The parameter positions `argnums` (an int or a tuple of ints; negative ones
+    count from the end) names, in its order."""
+    chosen = _as_tuple(argnums)
+    if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in chosen):
+        raise RlangTypeError(f"rlang.{driver}: argnums must be an int or a tuple of ints, "
+                             f"got {argnums!r}")
+    for k in chosen:
+        if not -count <= k < count:
+            raise RlangTypeError(f"rlang.{driver}: argnums {k} is not a parameter of "
+                                 f"`{name}`, which has {count}")
+    return [int(k) % count for k in chosen]
+
+
+def hessian(function, args, loss, argnums=None) -> np.ndarray:
     """The Hessian of the final value of `loss` with respect to the initial values of
     the float inputs (scalars and array elements, flattened in argument order; C
     order within an array), by forward over reverse: for each input direction k the
     function runs forward on dual numbers whose tangent is e_k, then ~f runs over
-    GVars of dual numbers; the tangent parts of the gradients are column k.  The
-    caller's arguments are left as they were, bit for bit."""
+    GVars of dual numbers; the tangent parts of the gradients are column k.  With
+    `argnums` (an int or a tuple of ints, as `rlang.grad`'s), only the inputs of those
+    arguments, in argument order: one run per such input.  The caller's arguments are
+    left as they were, bit for bit."""
     args = called_with(function, args, "hessian")
+    chosen = None if argnums is None else set(argnum_positions(
+        argnums, len(args), function.name, "hessian"))
     with callers_arrays_kept(args):
-        return _hessian(function, args, loss)
+        return _hessian(function, args, loss, chosen)
 
 
-def _hessian(function, args, loss) -> np.ndarray:
+def _hessian(function, args, loss, chosen=None) -> np.ndarray:
+    """The Hessian over the float inputs of the arguments at the positions `chosen`
+    (None: all)."""
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:
         from .compiled import compiled_hessian
 
         result = module.compiled_or_none(compiled_hessian, function.name, list(args), loss,
-                                         function.inverse)
+                                         function.inverse, chosen)
         if result is not None:
             return result
     target = resolve_loss(fn, loss)
-    inputs = _flat_float_inputs(args)
+    inputs = [i for i in _flat_float_inputs(args) if chosen is None or i[0] in chosen]
     columns = []
     for k in range(len(inputs)):
         final, engine = _dual_run(function, args, target,
