@@ -20,6 +20,11 @@ _TRANSFORMS = ("grad", "value_and_grad")
 def __getattr__(name: str):
     """The AD drivers (rlang/ad/drivers.py) and the function transforms
     (rlang/transforms.py), imported on first use: a plain run needs neither."""
+    if name == "jax":                   # the JAX bridge (rlang/bridges/jax.py)
+        from .bridges import jax as bridge
+
+        value = globals()[name] = bridge
+        return value
     if name in _AD or name in _TRANSFORMS:
         if name in _AD:
             from .ad import drivers as source

@@ -25,7 +25,8 @@ LAYERS = [
     ("lower", ("lower",)),
     ("ad", ("ad",)),
     ("backends", ("backends",)),
-    ("surface", ("__init__", "__main__", "api", "transforms", "cli", "highlight", "repl")),
+    ("surface", ("__init__", "__main__", "api", "transforms", "bridges", "cli", "highlight",
+                 "repl")),
 ]
 
 #: Sibling packages of one layer that must not import each other.

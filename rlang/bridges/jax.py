@@ -1,0 +1,183 @@
+"""`rlang.jax.wrap(f, loss=None)`: a rev function as a JAX function (LANGUAGE.md §13).
+
+Note [The JAX bridge]
+~~~~~~~~~~~~~~~~~~~~~
+A wrapped function runs rlang's compiled code (or the interpreter) on the host through
+`jax.pure_callback`, so it works under `jax.jit`; its derivatives are rlang's.
+
+- With `loss`, the wrapped function returns the loss view's final value, and it is
+  a `jax.custom_jvp` function whose tangent is ⟨∇L, t⟩ with ∇L from a second
+  function, `gradient`, itself a `custom_jvp` function whose tangent is the
+  Hessian-vector product `rlang.hvp` (forward over reverse).  JAX's reverse mode
+  transposes the linear map t ↦ ⟨∇L, t⟩, so `jax.grad` gives ∇L (one rlang gradient
+  run); `jax.hessian` (forward over reverse) reaches `gradient`'s tangent rule, so
+  each of its columns is one rlang Hessian-vector product.
+- Without `loss`, the wrapped function returns every output of `f` (its arguments'
+  final values, as a tuple) and is a `jax.custom_vjp` function whose backward rule is
+  `rlang.vjp`'s pull-back (reverse mode only: `jax.jvp` of it is refused by JAX).
+- Float values cross as f64 (rlang computes in f64) and come back in the dtype JAX
+  gave (float32 unless `jax_enable_x64` is on); integers and bools are passed as
+  they are and have no derivative (`float0` tangents, as JAX uses for integers).
+- `jax.vmap` runs the callback once per batch item (`vmap_method="sequential"`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+from ..errors import RlangTypeError
+
+
+def wrap(f, loss=None):
+    """A JAX function with the arguments of `f` (an `api.Function`: `m.f` or `~m.f`),
+    returning `f`'s outputs as a tuple of arrays, or with `loss` the loss view's
+    value (see Note [The JAX bridge])."""
+    if not (hasattr(f, "module") and hasattr(f, "positional")):
+        raise RlangTypeError(f"rlang.jax.wrap takes a function of a loaded program "
+                             f"(`module.f` or `~module.f`), got {type(f).__name__}")
+    return _loss_function(f, loss) if loss is not None else _outputs_function(f)
+
+
+def _host(values) -> list:
+    """Arguments as rlang takes them: floats as f64 (arrays and scalars), the rest as
+    they are; 0-d arrays as scalars."""
+    out = []
+    for value in values:
+        array = np.asarray(value)
+        if array.dtype.kind == "f":
+            array = array.astype(np.float64)
+        out.append(array.item() if array.ndim == 0 else array)
+    return out
+
+
+def _like(value, template):
+    """An rlang result as an array of `template`'s shape and dtype."""
+    if value is None:
+        return np.zeros(np.shape(template), dtype=_dtype(template))
+    return np.asarray(value, dtype=_dtype(template)).reshape(np.shape(template))
+
+
+def _dtype(template):
+    dtype = jnp.result_type(template)
+    return dtype if jnp.issubdtype(dtype, jnp.inexact) else jnp.result_type(float)
+
+
+def _spec(template):
+    return jax.ShapeDtypeStruct(np.shape(template), _dtype(template))
+
+
+def _callback(fn, specs, *args):
+    return jax.pure_callback(fn, specs, *args, vmap_method="sequential")
+
+
+def _differentiable(template) -> bool:
+    return jnp.issubdtype(jnp.result_type(template), jnp.inexact)
+
+
+def _zero_tangent(template):
+    if _differentiable(template):
+        return jnp.zeros(np.shape(template), jnp.result_type(template))
+    return np.zeros(np.shape(template), dtype=jax.dtypes.float0)
+
+
+def _loss_function(f, loss):
+    from ..ad.drivers import gradient, hvp, value_and_gradient
+
+    def value_on_host(*args):
+        value, _ = value_and_gradient(f, _host(args), loss)
+        return np.asarray(float(np.real(value)), dtype=np.float64)
+
+    def gradient_on_host(*args):
+        grads = gradient(f, _host(args), loss)
+        return tuple(_like(g, a) for g, a in zip(grads, args))
+
+    def hvp_on_host(*args):
+        n = len(args) // 2
+        primal, tangent = args[:n], args[n:]
+        vector = [np.asarray(t, dtype=np.float64) if _differentiable(p) else None
+                  for p, t in zip(primal, tangent)]
+        vector = [v.item() if v is not None and v.ndim == 0 else v for v in vector]
+        products = hvp(f, _host(primal), vector, loss)
+        return tuple(_like(h, a) for h, a in zip(products, primal))
+
+    @jax.custom_jvp
+    def gradient_of(*args):
+        return _callback(gradient_on_host, tuple(_spec(a) for a in args), *args)
+
+    @gradient_of.defjvp
+    def gradient_tangent(primals, tangents):
+        tangents = tuple(t if _differentiable(p) else jnp.zeros(np.shape(p), _dtype(p))
+                         for p, t in zip(primals, tangents))
+        grads = gradient_of(*primals)
+        products = _callback(hvp_on_host, tuple(_spec(a) for a in primals),
+                             *primals, *tangents)
+        return grads, tuple(h if _differentiable(p) else jnp.zeros(np.shape(p), _dtype(p))
+                            for h, p in zip(products, primals))     # (grads are floats)
+
+    @jax.custom_jvp
+    def loss_of(*args):
+        return _callback(value_on_host, jax.ShapeDtypeStruct((), _result_dtype(args)), *args)
+
+    @loss_of.defjvp
+    def loss_tangent(primals, tangents):
+        value = loss_of(*primals)
+        grads = gradient_of(*primals)
+        tangent = sum((jnp.sum(g * t) for g, t, p in zip(grads, tangents, primals)
+                       if _differentiable(p)), jnp.zeros((), value.dtype))
+        return value, tangent.astype(value.dtype)
+
+    def wrapped(*args, **kwargs):
+        return loss_of(*f.positional(args, kwargs))
+
+    wrapped.__name__ = f"jax({f.name})"
+    return wrapped
+
+
+def _result_dtype(args):
+    floats = [jnp.result_type(a) for a in args if _differentiable(a)]
+    return jnp.result_type(*floats) if floats else jnp.result_type(float)
+
+
+def _outputs_function(f):
+    from ..ad.drivers import vjp
+
+    def call_on_host(*args):
+        outputs = f(*_host(args))
+        return tuple(np.asarray(o, dtype=jnp.result_type(a)).reshape(np.shape(a))
+                     for o, a in zip(outputs, args))
+
+    def pull_on_host(*args):
+        n = len(args) // 2
+        primal, cotangents = args[:n], args[n:]
+        _, pull = vjp(f, *_host(primal))
+        seeds = [np.asarray(c, dtype=np.float64) if _differentiable(p) else None
+                 for p, c in zip(primal, cotangents)]
+        seeds = [s.item() if s is not None and s.ndim == 0 else s for s in seeds]
+        return tuple(_like(g, a) for g, a in zip(pull(seeds), primal))
+
+    def specs(args):
+        return tuple(jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in args)
+
+    @jax.custom_vjp
+    def outputs_of(*args):
+        return _callback(call_on_host, specs(args), *args)
+
+    def forward(*args):
+        return outputs_of(*args), args
+
+    def backward(args, cotangents):
+        cotangents = tuple(c if _differentiable(a) else jnp.zeros(np.shape(a), _dtype(a))
+                           for c, a in zip(cotangents, args))
+        grads = _callback(pull_on_host, tuple(_spec(a) for a in args), *args, *cotangents)
+        return tuple(g if _differentiable(a) else _zero_tangent(a)
+                     for g, a in zip(grads, args))
+
+    outputs_of.defvjp(forward, backward)
+
+    def wrapped(*args, **kwargs):
+        return outputs_of(*f.positional(args, kwargs))
+
+    wrapped.__name__ = f"jax({f.name})"
+    return wrapped

@@ -1,0 +1,108 @@
+"""`rlang.jax.wrap` (rlang/bridges/jax.py, Note [The JAX bridge]): a rev function
+inside JAX under jit, grad, value_and_grad, hessian and vmap, its derivatives
+rlang's own, on the interpreter and the llvm backend."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+import rlang  # noqa: E402
+
+SOURCE = """
+function energy(e!: f64, x: f64[:], s, k: i64)
+    e! += x[0] * x[0] * x[1] + s * s * x[1] * k
+end
+"""
+ARGS = (0.0, np.array([1.0, 2.0]), 3.0, 2)
+
+
+def enable_x64():
+    """64-bit floats inside the block (jax.enable_x64 since JAX 0.8)."""
+    if callable(getattr(jax, "enable_x64", None)):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64 as older
+
+    return older()
+
+
+@pytest.fixture(params=["interp", "llvm"])
+def m(request):
+    return rlang.loads(SOURCE, backend=request.param)
+
+
+def test_a_loss_under_jit_grad_and_value_and_grad(m):
+    with enable_x64():
+        g = rlang.jax.wrap(m.energy, loss="e!")
+        x = jnp.array(ARGS[1])
+        assert float(g(0.0, x, 3.0, 2)) == 38.0
+        assert float(jax.jit(g)(0.0, x, 3.0, 2)) == 38.0
+        dx, ds = jax.jit(jax.grad(g, argnums=(1, 2)))(0.0, x, 3.0, 2)
+        expected = rlang.gradient(m.energy, ARGS, loss="e!")
+        np.testing.assert_array_equal(np.asarray(dx), expected[1])
+        assert float(ds) == expected[2]
+        value, dx = jax.value_and_grad(g, argnums=1)(0.0, x, 3.0, 2)
+        assert float(value) == 38.0 and np.asarray(dx).tolist() == expected[1].tolist()
+        assert dx.dtype == jnp.float64
+
+
+def test_a_losss_hessian_is_rlangs(m):
+    with enable_x64():
+        g = rlang.jax.wrap(m.energy, loss="e!")
+        blocks = jax.jit(jax.hessian(g, argnums=(0, 1, 2)))(0.0, jnp.array(ARGS[1]), 3.0, 2)
+        full = np.block([[np.atleast_2d(np.asarray(b)).reshape(np.size(r), np.size(c))
+                          for b, c in zip(row, ARGS[:3])] for row, r in zip(blocks, ARGS[:3])])
+        np.testing.assert_array_equal(full, rlang.hessian(m.energy, ARGS, loss="e!"))
+
+
+def test_vmap_maps_over_a_batch(m):
+    with enable_x64():
+        g = rlang.jax.wrap(m.energy, loss="e!")
+        batch = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        values = jax.vmap(g, in_axes=(None, 0, None, None))(0.0, batch, 3.0, 2)
+        assert np.asarray(values).tolist() == [38.0, 3.0 * 3.0 * 4.0 + 9.0 * 4.0 * 2]
+        grads = jax.vmap(jax.grad(g, argnums=1), in_axes=(None, 0, None, None))(
+            0.0, batch, 3.0, 2)
+        assert np.asarray(grads).tolist() == [[4.0, 19.0], [24.0, 27.0]]
+
+
+def test_float32_arguments_come_back_in_float32(m):
+    g = rlang.jax.wrap(m.energy, loss="e!")
+    x = jnp.array([1.0, 2.0], dtype=jnp.float32)
+    value, dx = jax.value_and_grad(g, argnums=1)(jnp.float32(0.0), x, jnp.float32(3.0), 2)
+    assert value.dtype == jnp.float32 and dx.dtype == jnp.float32
+    assert float(value) == 38.0 and np.asarray(dx).tolist() == [4.0, 19.0]
+
+
+def test_outputs_and_their_reverse_mode(m):
+    with enable_x64():
+        h = rlang.jax.wrap(m.energy)
+        x = jnp.array(ARGS[1])
+        outputs = jax.jit(h)(0.0, x, 3.0, 2)
+        assert [np.asarray(o).tolist() for o in outputs] == [38.0, [1.0, 2.0], 3.0, 2]
+        assert outputs[3].dtype == jnp.int64
+        dx, ds = jax.grad(lambda x, s: h(0.0, x, s, 2)[0], argnums=(0, 1))(x, 3.0)
+        _, pull = rlang.vjp(m.energy, *ARGS)
+        expected = pull((1.0, None, None, None))
+        assert np.asarray(dx).tolist() == expected[1].tolist() and float(ds) == expected[2]
+
+
+def test_keyword_arguments_and_bad_wraps(m):
+    with enable_x64():
+        g = rlang.jax.wrap(m.energy, loss="e!")
+        assert float(g(e_=0.0, x=jnp.array([1.0, 2.0]), s=3.0, k=2)) == 38.0
+    with pytest.raises(rlang.RlangTypeError, match="takes a function of a loaded program"):
+        rlang.jax.wrap(print)
+
+
+def test_importing_rlang_imports_no_jax():
+    code = "import sys, rlang; rlang.loads('function f(x)\\n    x += 1.0\\nend\\n').f(1.0); " \
+           "print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
