@@ -224,3 +224,17 @@ def test_import_rlang_imports_no_compiler_and_no_parser():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=PACKAGE.parent, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages setuptools installs: a package missing there
+    works from the source tree and is absent from a fresh install (as CI makes)."""
+    import re
+
+    text = (PACKAGE.parent / "pyproject.toml").read_text()
+    listed = set(re.findall(r'"(rlang(?:\.\w+)*)"', re.search(
+        r"^packages = \[(.*?)\]", text, re.S | re.M).group(1)))
+    packages = {"rlang" + ("." + name if name else "") for name in MODULES
+                if _is_package(name)}
+    packages -= {"rlang.grammar"}       # (from grammar/, listed with its package-dir)
+    assert packages - listed == set()
