@@ -36,6 +36,13 @@ def run_deep(fn, *args, **kwargs):
         try:
             worker = threading.Thread(target=target, daemon=True)
             worker.start()
+        except RuntimeError:        # no address space or threads left: the machine's
+            from .errors import RlangRuntimeError       # limit, said so, not a traceback
+
+            raise RlangRuntimeError(
+                "rlang could not start its worker thread (it reserves 1 GiB of stack "
+                "address space for deep recursions): the machine is out of memory or "
+                "threads; free some and try again") from None
         finally:
             threading.stack_size(previous)
     if sys.getrecursionlimit() < RECURSION_LIMIT:

@@ -164,3 +164,20 @@ def test_an_array_type_past_numpys_rank_is_refused():
     with pytest.raises(rlang.ParseError, match="an array type of 65 dimensions") as e:
         rlang.loads("function f(a: f64[" + ":, " * 64 + ":])\nend\n")
     assert e.value.span.line == 1
+
+
+def test_no_thread_for_the_deep_stack_is_a_clear_error(monkeypatch):
+    """Under memory pressure `Thread.start` fails ("can't start new thread": fuzz
+    seed 5003 case 39302, while CI ran beside the fuzzer): an RlangError, not a
+    traceback."""
+    import threading
+
+    from rlang import deep
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    m = rlang.loads("function f(x)\n    x += 1.0\nend\n", backend="interp")
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with pytest.raises(rlang.RlangRuntimeError, match="could not start its worker thread"):
+        deep.run_deep(m.interpreter.call, "f", [1.0], False)
