@@ -21,7 +21,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .gradient_interpreter import GradInterpreter, wrap
-from .loss import check_loss_value, resolve_loss
+from .loss import check_loss_value, loss_location, resolve_loss
 from ..deep import run_deep
 from ..dual import Dual, refuse_tangent
 from ..interp.interpreter import Interpreter
@@ -353,6 +353,9 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
             return result
     target = resolve_loss(fn, loss)
     inputs = [i for i in _flat_float_inputs(args) if chosen is None or i[0] in chosen]
+    if not inputs:      # no column to run: the call and the loss still have to be right
+        outputs = function(*[_copied(a) for a in args])
+        loss_location(fn, list(outputs), target)
     columns = []
     for k in range(len(inputs)):
         final, engine = _dual_run(function, args, target,

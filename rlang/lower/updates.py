@@ -13,6 +13,7 @@ from ..ir import nodes as ir
 from .complex import as_pair
 from .expressions import convert
 from .systems import nonzero_divisor, nonzero_factor, to_system
+from ..values import with_article
 
 
 class UpdateLowering:
@@ -21,8 +22,9 @@ class UpdateLowering:
     def _update(self, stmt: ast.Update) -> list:
         target = self.place(stmt.target)
         if isinstance(target.type, (ir.ArrayType, ir.StackType)):
-            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{stmt.target}` is an array",
-                                 stmt.target.span)
+            raise RlangTypeError(f"`{stmt.op}` updates scalars; `{_text(stmt.target)}` is "
+                                 f"{with_article(ir.type_text(target.type))} (loop over its "
+                                 "elements)", stmt.target.span)     # (the interpreter's)
         if target.type == "ulog":
             return [self.ulog_update(stmt, target)]
         if target.type == "complex":
@@ -96,16 +98,12 @@ class UpdateLowering:
                                  "use `^=` or FLIP", stmt.span)
         if target_type == "fixed":
             if value.type not in ("fixed", "bool", "i32", "i64"):
-                raise RlangTypeError(f"cannot accumulate {value.type} into the fixed target; "
-                                     "the result would not fit its type", stmt.span,
-                                     notes=("convert the right-hand side explicitly, e.g. "
-                                            "fixed(x)",))
+                raise _mix_error(stmt, value, target_type, "fixed(x)")
             return to_system(self, value, "fixed", stmt.span)
         allowed = ("bool", "i32", "i64") if target_type in ("i32", "i64") else \
             ("bool", "i32", "i64", "f32", "f64")
         if value.type not in allowed:
-            raise RlangTypeError(f"cannot accumulate {value.type} into the {target_type} "
-                                 "target; the result would not fit its type", stmt.span)
+            raise _mix_error(stmt, value, target_type, f"{target_type}(…)")
         if target_type == "f32" and value.type != "f32":
             return convert(value, "f64")        # Note [f32 updates]
         return convert(value, target_type)
@@ -158,6 +156,15 @@ def _children(node):
     if isinstance(node, ast.Field):
         return (node.base,)
     return ()
+
+
+def _mix_error(stmt, value, target_type: str, conversion: str) -> RlangTypeError:
+    """The interpreter's error for a right-hand side the target cannot take
+    (rlang/interp/ops.py `_mix_error`)."""
+    return RlangTypeError(
+        f"cannot accumulate {with_article(ir.type_text(value.type))} into the {target_type} "
+        f"`{_text(stmt.target)}`; the result would not fit its type", stmt.span,
+        notes=(f"convert the right-hand side explicitly, e.g. {conversion}",))
 
 
 def _text(node) -> str:

@@ -337,3 +337,23 @@ def test_deallocating_against_zeros_no_array_can_hold_fails_the_check():
     assert messages[0].startswith("deallocation check failed: v = [0.0, 0.5, 0.0], expected "
                                   "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, …] (f64[:], "
                                   "shape (9223372036854775807,))")
+
+
+@pytest.mark.parametrize("source, args", [
+    ("function g(x, y)\n    y += x\nend\n", (1j, np.array([]))),
+    ("function g(x, y)\n    y += x\nend\n", (np.array([]), np.array([True, False]))),
+    ("function g(x, y: f64[:])\n    x += 1.0\nend\n", (1, np.array([]))),
+    ("function g(a: fixed, z: complex)\n    a += z\nend\n", (rlang.Fixed.from_value(1.0), 1j)),
+])
+def test_type_errors_of_updates_are_the_interpreters_in_calls_and_hessians(source, args):
+    """A Hessian with no float input returned [] on the interpreter without running f,
+    where llvm reported the program's type error, in words of its own (`Name(id='y')`
+    is an array: fuzz seed 5003 cases 51178 and 59214)."""
+    errors = []
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(source, backend=backend)
+        for run in (lambda: m.g(*args), lambda: rlang.hessian(m.g, list(args), loss=1)):
+            error = _error_of(run)
+            errors.append((type(error), error.message, error.span, error.notes))
+    assert len(set(errors)) == 1, errors
+    assert "(loop over its elements)" in errors[0][1] or "would not fit" in errors[0][1]
