@@ -22,6 +22,8 @@ A wrapped function runs rlang's compiled code (or the interpreter) on the host t
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import jax
@@ -85,9 +87,9 @@ def _zero_tangent(template):
 def _loss_function(f, loss):
     from ..ad.drivers import gradient, hvp, value_and_gradient
 
-    def value_on_host(*args):
+    def value_on_host(dtype, *args):
         value, _ = value_and_gradient(f, _host(args), loss)
-        return np.asarray(float(np.real(value)), dtype=np.float64)
+        return np.asarray(float(np.real(value)), dtype=dtype)
 
     def gradient_on_host(*args):
         grads = gradient(f, _host(args), loss)
@@ -118,7 +120,9 @@ def _loss_function(f, loss):
 
     @jax.custom_jvp
     def loss_of(*args):
-        return _callback(value_on_host, jax.ShapeDtypeStruct((), _result_dtype(args)), *args)
+        dtype = _result_dtype(args)         # as traced: weak Python floats included
+        return _callback(functools.partial(value_on_host, dtype),
+                         jax.ShapeDtypeStruct((), dtype), *args)
 
     @loss_of.defjvp
     def loss_tangent(primals, tangents):
