@@ -208,8 +208,8 @@ class Interpreter:
         if conformed is None:
             expected = "a rev value (a number, a bool, a NumPy array or a list; integers " \
                 "within i64)" if param.type is None else with_article(format_type(param.type))
-            shown = summarize(value) if scalar_type(value) or isinstance(value, np.ndarray) \
-                else repr(value)[:60]
+            shown = summarize(value) if scalar_type(value) or \
+                isinstance(value, (np.ndarray, Stack)) else repr(value)[:60]
             what = "an integer outside i64," if type(value) is int and \
                 not -(1 << 63) <= value < 1 << 63 else a_type(value)
             raise RlangTypeError(f"argument `{param.name}` of `{fn.name}` must be {expected}, "

@@ -145,7 +145,7 @@ def test_stacks_on_the_command_line(cli, write_rev, tmp_path, text, printed):
     ("stack[]", "an empty stack needs its element type"),
     ("stack[[1.0]]", "a stack holds scalars"),
     ("stack{f66}[1.0]", "argument 1 ('stack{f66}[1.0]'): a stack holds"),
-    ("stack[1, 2]", "must be a stack{f64}, got a stack{i64}"),
+    ("stack[1, 2]", "must be a stack{f64}, got a stack{i64} [1, 2]"),
 ])
 def test_bad_stacks_on_the_command_line(cli, write_rev, tmp_path, text, message):
     path = write_rev(tmp_path, "s.rev", "function f(s: stack{f64}, x)\n    PUSH(s, x)\nend\n")
