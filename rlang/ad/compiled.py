@@ -301,7 +301,7 @@ def compiled_hvp(functions, name: str, args: list, vector: list, loss,
 def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool) -> tuple:
     """`rlang.jvp` on a compiled backend: the tangent transform of f run on copies of
     the arguments with `tangents` (one per argument, None for those without one)."""
-    run = _ForwardOverReverse(functions, name, args, 0, inverse, "jvp", backward=False)
+    run = _ForwardOverReverse(functions, name, args, None, inverse, "jvp")
     shadows = run.zero_tangents()
     for k, (shadow, direction) in enumerate(zip(shadows, tangents)):
         if shadow is None or direction is None or isinstance(shadow, Stack):
@@ -319,10 +319,11 @@ class _ForwardOverReverse:
     tangents)` gives the tangents of the loss's gradient (per argument; None where
     there is none) in the direction `tangents`."""
 
-    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str,
-                 backward: bool = True):
+    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str):
+        """`loss` None: the forward run alone (`forward_run`; jvp)."""
         fn = functions.unit.functions[name]
         self.fn, self.functions = fn, functions
+        backward = loss is not None
         if backward:                # the interpreter's errors, before compiling
             self.view = resolve_loss(fn, loss)
         if any(_is_device(a) for a in args):

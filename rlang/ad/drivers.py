@@ -108,6 +108,7 @@ def value_and_gradient(function, args, loss) -> tuple:
 
 
 def _view_value(function, outputs, view):
+    """The value of the view `view` of `function`'s parameters holding `outputs`."""
     from ..interp.evaluate import Evaluator
 
     fn = function.module.unit.functions[function.name]
@@ -243,11 +244,7 @@ def _shifted(value, delta):
 
 
 def _loss_value(function, outputs, view) -> float:
-    from ..interp.evaluate import Evaluator
-
-    fn = function.module.unit.functions[function.name]
-    env = dict(zip((p.name for p in fn.params), outputs))
-    value = Evaluator({}).eval(view, env)
+    value = _view_value(function, outputs, view)
     return float(value.real if isinstance(value, complex) else value)
 
 
@@ -400,10 +397,7 @@ def hvp(function, args, vector, loss) -> tuple:
             if result is not None:
                 return result
         target = resolve_loss(module.unit.functions[function.name], loss)
-        final, engine = _dual_run(
-            function, args, target,
-            lambda position, index: float(vector[position] if index is None
-                                          else vector[position][index]))
+        final, engine = _dual_run(function, args, target, _along(vector))
         inputs = {position for position, _ in _flat_float_inputs(args)}
         return tuple(_hvp_entry(engine, final[k], args[k]) if k in inputs else None
                      for k in range(len(args)))
@@ -427,11 +421,16 @@ def jvp(function, args, tangents) -> tuple:
                 return result
         forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
         forward.evaluator.dual_mode = True
-        duals = _dual_arguments(args, lambda position, index: float(
-            tangents[position] if index is None else tangents[position][index]))
-        outputs = run_deep(forward.call, function.name, duals, function.inverse)
-    return tuple(_primal(v, a) for v, a in zip(outputs, args)), \
-        tuple(_tangent_of(v) for v in outputs)
+        outputs = run_deep(forward.call, function.name,
+                           _dual_arguments(args, _along(tangents)), function.inverse)
+    return tuple(_primal(v) for v in outputs), tuple(_tangent_of(v) for v in outputs)
+
+
+def _along(directions: list):
+    """The tangent of input (position, index) in `directions` (as `_directions`
+    checks them), for `_dual_arguments`."""
+    return lambda position, index: float(directions[position] if index is None
+                                         else directions[position][index])
 
 
 def vjp(function, *args) -> tuple:
@@ -512,7 +511,7 @@ def _cotangents(function, outputs: list, cotangents) -> list:
     return seeds
 
 
-def _primal(value, arg):
+def _primal(value):
     """A dual run's output as a call returns it."""
     if type(value) is Dual:
         return value.a

@@ -78,6 +78,11 @@ def _differentiable(template) -> bool:
     return jnp.issubdtype(jnp.result_type(template), jnp.inexact)
 
 
+def _float_zeros(template):
+    """Zeros of `template`'s shape in the float dtype its gradient has."""
+    return jnp.zeros(np.shape(template), _dtype(template))
+
+
 def _zero_tangent(template):
     if _differentiable(template):
         return jnp.zeros(np.shape(template), jnp.result_type(template))
@@ -110,12 +115,12 @@ def _loss_function(f, loss):
 
     @gradient_of.defjvp
     def gradient_tangent(primals, tangents):
-        tangents = tuple(t if _differentiable(p) else jnp.zeros(np.shape(p), _dtype(p))
+        tangents = tuple(t if _differentiable(p) else _float_zeros(p)
                          for p, t in zip(primals, tangents))
         grads = gradient_of(*primals)
         products = _callback(hvp_on_host, tuple(_spec(a) for a in primals),
                              *primals, *tangents)
-        return grads, tuple(h if _differentiable(p) else jnp.zeros(np.shape(p), _dtype(p))
+        return grads, tuple(h if _differentiable(p) else _float_zeros(p)
                             for h, p in zip(products, primals))     # (grads are floats)
 
     @jax.custom_jvp
@@ -172,7 +177,7 @@ def _outputs_function(f):
         return outputs_of(*args), args
 
     def backward(args, cotangents):
-        cotangents = tuple(c if _differentiable(a) else jnp.zeros(np.shape(a), _dtype(a))
+        cotangents = tuple(c if _differentiable(a) else _float_zeros(a)
                            for c, a in zip(cotangents, args))
         grads = _callback(pull_on_host, tuple(_spec(a) for a in args), *args, *cotangents)
         return tuple(g if _differentiable(a) else _zero_tangent(a)
