@@ -18,12 +18,18 @@ _TRANSFORMS = ("grad", "value_and_grad")
 
 
 def __getattr__(name: str):
-    """The AD drivers (rlang/ad/drivers.py) and the function transforms
-    (rlang/transforms.py), imported on first use: a plain run needs neither."""
-    if name == "jax":                   # the JAX bridge (rlang/bridges/jax.py)
-        from .bridges import jax as bridge
+    """The AD drivers (rlang/ad/drivers.py), the function transforms
+    (rlang/transforms.py, rlang/batching.py) and the bridges, imported on first use: a
+    plain run needs none of them."""
+    if name in ("jax", "torch"):      # the bridges (rlang/bridges/jax.py, torch.py)
+        import importlib
 
-        value = globals()[name] = bridge
+        value = globals()[name] = importlib.import_module(f".bridges.{name}", __name__)
+        return value
+    if name == "vmap":                  # batches (rlang/batching.py)
+        from .batching import vmap
+
+        value = globals()[name] = vmap
         return value
     if name in _AD or name in _TRANSFORMS:
         if name in _AD:
@@ -35,7 +41,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "hvp",
-           "hessian_diag", "jvp", "vjp", "grad",
+           "hessian_diag", "jvp", "vjp", "grad", "vmap",
            "value_and_grad", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",

@@ -72,6 +72,14 @@ class RlangError(Exception):
         return "\n".join(out)
 
 
+def in_batch_item(error: RlangError, k: int) -> RlangError:
+    """`error` marked as raised by item k of a batch (`rlang.vmap`): `batch_item` is
+    k, and a note says so."""
+    error.batch_item = k
+    error.notes = tuple(error.notes) + (f"raised by item {k} of the batch (rlang.vmap)",)
+    return error
+
+
 #: A call chain longer than HEAD + TAIL frames is shown with its middle left out.
 SHOWN_FRAMES_HEAD = 10
 SHOWN_FRAMES_TAIL = 5

@@ -27,6 +27,7 @@ def grad(f, loss, argnums=None):
         return pick(gradient(f, f.positional(args, kwargs), loss))
 
     gradient_of.__name__ = gradient_of.__qualname__ = f"grad({_name(f)})"
+    gradient_of.rlang_transform = ("grad", f, loss, pick)      # (for rlang.vmap)
     return gradient_of
 
 
@@ -44,6 +45,7 @@ def value_and_grad(f, loss, argnums=None):
 
     value_and_gradient_of.__name__ = value_and_gradient_of.__qualname__ = \
         f"value_and_grad({_name(f)})"
+    value_and_gradient_of.rlang_transform = ("value_and_grad", f, loss, pick)
     return value_and_gradient_of
 
 

@@ -10,7 +10,8 @@ This module names the types of values (`type_name`), reads and writes array
 elements as scalars (`read_element`, `write_element`), makes arrays
 (`make_array`), converts values handed in from outside to a declared type
 (`conform`), and prints values as rev literals (`format_value`) or as JSON-ready
-data (`to_json`), as LANGUAGE.md §9 describes.
+data (`to_json`), as LANGUAGE.md §9 describes, and holds scalars of one kind as
+the arrays of a batch (`stack_scalars`, `repeated`: rlang.vmap).
 """
 from __future__ import annotations
 
@@ -642,3 +643,41 @@ def is_device_array(value) -> bool:
     if hasattr(value, "__cuda_array_interface__"):
         return True
     return type(value).__name__ == "FakeCUDAArray"
+
+
+# ---------------------------------------------------------------- batches (rlang.vmap)
+
+#: The storage dtype of each kind of rev scalar (subclasses before their bases).
+_SCALAR_DTYPES = ((bool, np.bool_), (I32, np.int32), (F32, np.float32), (int, np.int64),
+                  (float, np.float64), (complex, np.complex128))
+
+
+def scalar_dtype(value):
+    """The NumPy dtype of arrays of the rev scalar `value` (not fixed or ulog)."""
+    for kind, dtype in _SCALAR_DTYPES:
+        if isinstance(value, kind):
+            return dtype
+    raise RlangTypeError(f"a batch cannot hold a value of type {type(value).__name__}")
+
+
+def storage_of(value):
+    """A rev scalar as memory holds it (fixed: its raw value, ulog: its logarithm)."""
+    return value.raw if isinstance(value, Fixed) else value.log if isinstance(value, ULog) \
+        else value
+
+
+def stack_scalars(values: list, like):
+    """Rev scalars of the kind of `like` as one array of their storage type (fixed
+    and ulog in FixedArray / ULogArray)."""
+    if isinstance(like, Fixed):
+        return np.array([v.raw for v in values], dtype=np.int64).view(FixedArray)
+    if isinstance(like, ULog):
+        return np.array([v.log for v in values], dtype=np.float64).view(ULogArray)
+    return np.array(values, dtype=scalar_dtype(like))
+
+
+def repeated(value, n: int) -> np.ndarray:
+    """`value` (a rev scalar or an array) repeated n times along a new axis 0: a
+    read-only view (fixed and ulog scalars in FixedArray / ULogArray)."""
+    array = value if isinstance(value, np.ndarray) else stack_scalars([value], value).reshape(())
+    return np.broadcast_to(array, (n,) + array.shape, subok=True)

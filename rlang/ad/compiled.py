@@ -53,7 +53,7 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
     if on_outputs is not None:
         on_outputs(outputs)
     if plan is None or not plan.fits(outputs):
-        plan = _GradientPlan(functions, name, outputs, loss, inverse)
+        plan = GradientPlan(functions, name, outputs, loss, inverse)
         if key is not None and plan.constant_loss:      # (plain arguments only)
             functions.plans[key] = plan
     return _gradient_pass(functions, plan, outputs)
@@ -89,7 +89,7 @@ def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
     back), seeded with `cotangents` (one per output, checked; None for none): ulog
     cotangents go into log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come
     back in value space."""
-    plan = _GradientPlan(functions, name, outputs, None, inverse)
+    plan = GradientPlan(functions, name, outputs, None, inverse)
     gradients = plan.zero_gradients(outputs)
     for k, cotangent in enumerate(cotangents):
         if cotangent is None or gradients[k] is None or isinstance(gradients[k], Stack):
@@ -134,7 +134,7 @@ def _plan_key(name: str, signature, loss, inverse: bool):
     return (name, inverse, signature, loss)
 
 
-class _GradientPlan:
+class GradientPlan:
     """What a gradient call needs that depends only on the function, its argument
     types and the loss: the types, the compiled gradient pass and its symbol, the
     loss's position and element, and how to make each zero gradient.  Building one

@@ -13,6 +13,8 @@ of these objects (`rlang.Module.compiled`) and uses only
 - `native(name, types, inverse, derivative)`: the compiled specialisation, or its
   derivative ("grad", "tan", "tan_grad": rlang/ad/derivatives.py), and
   `run(native, symbol, values)`;
+- `batches` and `run_batch(native, symbol, values, batches, n)`: a batch of runs in
+  one native call (`rlang.vmap`), where the backend has it;
 - `to_device(array)`: a host array moved to where the backend's arrays live (only
   asked where the caller passed device arrays).
 
@@ -31,6 +33,9 @@ from ..lower.statements import lower, symbol_of
 
 
 class CompiledFunctions:
+    #: whether `run_batch(native, symbol, values, batches, n)` runs a batch of calls
+    #: in one native call (rlang.vmap; backends/llvm/batch.py)
+    batches = False
     #: whether a gradient may skip the forward run (Note [Gradients without the
     #: forward run], rlang/ir/outputs.py)
     forward_free_gradients = False

@@ -16,6 +16,7 @@ from ...types_rules import BackendUnsupported
 from ...lower.argument_types import signature_of, type_of_value
 from ...lower.statements import lower, symbol_of
 from ..functions import CompiledFunctions
+from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
 
@@ -24,6 +25,7 @@ class LlvmFunctions(CompiledFunctions):
     #: with invcheck off, a gradient may skip the forward run (Note [Gradients
     #: without the forward run], rlang/ir/outputs.py)
     forward_free_gradients = True
+    batches = True
 
     def __init__(self, unit, invcheck: bool, interpreter):
         super().__init__(unit, invcheck, interpreter)
@@ -67,6 +69,11 @@ class LlvmFunctions(CompiledFunctions):
         the interpreter's big-stack thread; other calls run here (starting a thread
         costs far more than a small kernel)."""
         call = (native.call, symbol, values, self.interpreter.max_depth)
+        return run_deep(*call) if native.recursive else call[0](*call[1:])
+
+    def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
+        """Run an entry point on n items in one native call (backends/llvm/batch.py)."""
+        call = (run_batch, native, symbol, values, batches, n, self.interpreter.max_depth)
         return run_deep(*call) if native.recursive else call[0](*call[1:])
 
     def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):

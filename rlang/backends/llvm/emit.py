@@ -73,6 +73,9 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                          symbol in distinct, report_locals, inline,
                          symbol in counted).emit()
         _emit_entry(out, functions[symbol], fn, header)
+        if header is not None and symbol == module.entry:
+            # Note [One native call per batch] (backends/llvm/batch.py)
+            _emit_entry(out, functions[symbol], fn)
     return out
 
 
