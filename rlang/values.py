@@ -221,6 +221,8 @@ def conform(value, declared, convert: bool, read_only: bool = False):
     NumPy arrays of the declared element type.  A `fixed[:]` parameter takes an int64
     array of raw values (viewed, not copied); see rlang.numbers.
     """
+    if convert and read_only and is_device_array(value):
+        value = _copied_to_host(value)
     if convert:
         value = from_host(value)
         if value is None:
@@ -286,6 +288,17 @@ def _conform_array(value, declared, convert: bool, read_only: bool = False):
     return None
 
 
+def _copied_to_host(value):
+    """A device array's values in host memory (Note [Host arrays]), or the value
+    itself where it cannot be read."""
+    try:
+        from numba import cuda
+
+        return cuda.as_cuda_array(value).copy_to_host()
+    except Exception:               # no Numba, no device: refused as it is
+        return value
+
+
 def from_host(value):
     """A value handed in from Python or the command line, as a rev value, or None
     when it cannot be one (NumPy scalars become rev scalars; ints must fit i64)."""
@@ -304,6 +317,12 @@ def from_host(value):
         try:
             value = np.asarray(value)   # a view where it can be (Note [Host arrays])
         except Exception:               # whatever the object's __array__ raises
+            return None
+    elif not isinstance(value, (np.ndarray, list, tuple, Stack, str)) and \
+            hasattr(value, "__dlpack__") and not hasattr(value, "__cuda_array_interface__"):
+        try:
+            value = np.from_dlpack(value)   # host memory, shared (Note [Host arrays])
+        except Exception:               # memory on a device, or a dtype NumPy lacks
             return None
     if isinstance(value, np.ndarray):
         if value.dtype == object and not _dual_array(value):
@@ -327,7 +346,12 @@ def from_host(value):
 # so no subclass's own indexing reaches rlang (an np.matrix indexes to 2-d matrices
 # forever: it hung the interpreter's formatting and, under the deep-stack recursion
 # limit, crashed the process).  String and object arrays have no rev element type and
-# are refused.  A 0-d array is the scalar it holds.
+# are refused.  A 0-d array is the scalar it holds.  An object with `__dlpack__`
+# only (a PyTorch tensor has both) is taken as `np.from_dlpack(value)`, a view of
+# its host memory.  A device array (`__cuda_array_interface__`) is the cuda
+# backend's to take where it is; the host backends copy one to the host for a
+# parameter the function only reads (`conform`), and refuse it for one it writes,
+# whose new values could not reach the device.
 _HOST_ARRAY_CLASSES = (FixedArray, ULogArray, np.memmap)
 
 

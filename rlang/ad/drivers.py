@@ -107,6 +107,15 @@ def value_and_gradient(function, args, loss) -> tuple:
     return seen[-1], gradients
 
 
+def loss_value(function, args, loss):
+    """The final value of `loss` after `function(*args)`, as a call returns it (no
+    gradient run); the caller's arrays are left as they were."""
+    args = called_with(function, args, "value")
+    view = resolve_loss(function.module.unit.functions[function.name], loss)
+    with callers_arrays_kept(args):
+        return _view_value(function, list(function(*args)), view)
+
+
 def _view_value(function, outputs, view):
     """The value of the view `view` of `function`'s parameters holding `outputs`."""
     from ..interp.evaluate import Evaluator

@@ -14,6 +14,8 @@ import jax.numpy as jnp  # noqa: E402
 
 import rlang  # noqa: E402
 
+from bridge_programs import PROGRAMS  # noqa: E402
+
 SOURCE = """
 function energy(e!: f64, x: f64[:], s, k: i64)
     e! += x[0] * x[0] * x[1] + s * s * x[1] * k
@@ -106,3 +108,33 @@ def test_importing_rlang_imports_no_jax():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_derivatives_equal_jaxs_own_under_jit_vmap_and_hessian(program, backend):
+    """tests/bridge_programs.py: each function in rev and in jax.numpy."""
+    with enable_x64():
+        m = rlang.loads(program.source, backend=backend)
+        wrapped = rlang.jax.wrap(m.f, loss="y!")
+        values = [jnp.asarray(v) for v in program.arguments(np.random.default_rng(7))]
+        argnums = tuple(range(len(values)))
+
+        def ours(*xs):
+            return wrapped(0.0, *xs)
+
+        def theirs(*xs):
+            return program.reference(jnp, *xs)
+
+        for got, expected in [
+                (jax.jit(ours)(*values), theirs(*values)),
+                (jax.jit(jax.grad(ours, argnums))(*values), jax.grad(theirs, argnums)(*values)),
+                (jax.hessian(ours, argnums)(*values), jax.hessian(theirs, argnums)(*values))]:
+            for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+        batch = jnp.stack([values[0], 2.0 * values[0], -values[0]])
+        axes = (0,) + (None,) * (len(values) - 1)
+        got = jax.jit(jax.vmap(jax.grad(ours, argnums), in_axes=axes))(batch, *values[1:])
+        expected = jax.vmap(jax.grad(theirs, argnums), in_axes=axes)(batch, *values[1:])
+        for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)

@@ -1,0 +1,226 @@
+"""`rlang.torch.wrap(f, loss=None)`: a rev function as a PyTorch operation
+(LANGUAGE.md §13).
+
+Note [The PyTorch bridge]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+A wrapped function is a `torch.autograd.Function` whose forward and backward run
+rlang (compiled where the module's backend compiles, docs/interop.md):
+
+- With `loss`, it returns the loss view's final value as a 0-d tensor.  When an
+  input needs a gradient, the forward is `rlang.value_and_grad`'s one forward and
+  one gradient run, and the backward scales the saved gradient by the incoming
+  one: no second forward run.  Under `create_graph=True` (a Hessian, a gradient
+  penalty) the backward instead calls `_Gradient`, itself an autograd.Function
+  whose backward is the Hessian-vector product `rlang.hvp`, so second derivatives
+  are rlang's forward-over-reverse.
+- Without `loss`, it returns every output of `f` (its arguments' final values) as a
+  tuple of tensors; the backward is `rlang.vjp`'s pull-back (first derivatives).
+- CPU tensors cross as NumPy views (`Tensor.numpy()`, no copy) where they are
+  float64; other float dtypes are widened to float64 (rlang computes in f64) and
+  results come back in the tensor's dtype; tensors on another device are copied to
+  the host and back.  rlang never writes the caller's tensors: a rev function
+  updates its arguments, so `f` runs on copies of the arrays it writes, and
+  gradients leave the inputs as they were (Note [The caller's arrays],
+  ad/drivers.py).  Integer and bool tensors, and Python numbers, have no gradient.
+- `torch.compile` does not trace into the host code: the wrapped function is
+  `torch.compiler.disable`d, so Dynamo breaks the graph at the call and runs it
+  eagerly (compiling the code around it), and a compiled model with a rev layer
+  gives the same values and gradients (tests/bridges/test_torch_bridge.py).  It is
+  not a node inside one graph: that needs a `torch.library.custom_op` with a fixed
+  schema per wrapped function and fake-tensor rules for every output shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import torch
+
+from ..errors import RlangTypeError
+
+
+def wrap(f, loss=None):
+    """A PyTorch function with the arguments of `f` (an `api.Function`: `m.f` or
+    `~m.f`), returning `f`'s outputs as a tuple of tensors, or with `loss` the loss
+    view's value as a 0-d tensor (Note [The PyTorch bridge])."""
+    if not (hasattr(f, "module") and hasattr(f, "positional")):
+        raise RlangTypeError(f"rlang.torch.wrap takes a function of a loaded program "
+                             f"(`module.f` or `~module.f`), got {type(f).__name__}")
+    if loss is not None:
+        from ..ad.loss import resolve_loss
+
+        resolve_loss(f.module.unit.functions[f.name], loss)     # a bad loss: now
+
+    def wrapped(*args, **kwargs):
+        values = f.positional(args, kwargs)
+        if loss is None:
+            return _Outputs.apply(f, *values)
+        return _Loss.apply(f, loss, torch.is_grad_enabled(), *values)
+
+    wrapped.__name__ = wrapped.__qualname__ = f"torch({'~' if f.inverse else ''}{f.name})"
+    return torch.compiler.disable(wrapped)      # opaque to Dynamo: Note [The PyTorch bridge]
+
+
+def _host(value, copy: bool = False):
+    """An argument as rlang takes it: a tensor as a NumPy array (a view of a float64
+    CPU tensor, else a float64 copy for floats), 0-d tensors as scalars; others as
+    they are."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    tensor = value.detach()
+    if tensor.device.type != "cpu":
+        tensor = tensor.cpu()
+    if tensor.is_floating_point() and tensor.dtype != torch.float64:
+        tensor = tensor.to(torch.float64)
+    elif tensor.is_complex() and tensor.dtype != torch.complex128:
+        tensor = tensor.to(torch.complex128)
+    array = tensor.resolve_conj().resolve_neg().numpy()
+    if array.ndim == 0:
+        return array.item()
+    return array.copy() if copy else array
+
+
+def _tensor(value, like):
+    """An rlang result as a tensor of `like`'s dtype, shape and device (a tensor), or
+    of the default dtype for Python numbers."""
+    if isinstance(like, torch.Tensor):
+        dtype, device, shape = like.dtype, like.device, like.shape
+    else:
+        dtype, device, shape = _dtype_of_number(like), torch.device("cpu"), ()
+    array = np.asarray(value)
+    if array.dtype == object or array.dtype.kind not in "biufc":
+        array = np.asarray(array, dtype=np.float64)
+    return torch.from_numpy(np.ascontiguousarray(array)).to(device=device, dtype=dtype) \
+        .reshape(shape)
+
+
+def _dtype_of_number(value):
+    if isinstance(value, bool):
+        return torch.bool
+    if isinstance(value, int):
+        return torch.int64
+    if isinstance(value, complex):
+        return torch.complex128
+    return torch.get_default_dtype()
+
+
+def _differentiable(value) -> bool:
+    return isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+
+
+def _gradient_like(gradient, like):
+    """A gradient as the tensor `like` takes (None where it has none)."""
+    if gradient is None or not _differentiable(like):
+        return None
+    return _tensor(gradient, like)
+
+
+def _loss_dtype(values):
+    floats = [v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    if not floats:
+        return torch.get_default_dtype()
+    dtype = floats[0]
+    for other in floats[1:]:
+        dtype = torch.promote_types(dtype, other)
+    return dtype
+
+
+def _written(f) -> frozenset:
+    return f.module.interpreter.written.get(f.name, frozenset())
+
+
+def _arguments(f, values) -> list:
+    """The host arguments of one run: copies of the arrays `f` writes."""
+    written = _written(f)
+    return [_host(v, copy=k in written) for k, v in enumerate(values)]
+
+
+class _Loss(torch.autograd.Function):
+    """The loss view's value; backward: the saved gradient, or `_Gradient` when a
+    graph of the backward is asked for (Note [The PyTorch bridge])."""
+
+    @staticmethod
+    def forward(ctx, f, loss, recording, *values):
+        """`recording`: whether grad mode was on at the call (inside `forward` it
+        is always off)."""
+        from ..ad.drivers import loss_value, value_and_gradient
+
+        ctx.f, ctx.loss = f, loss
+        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
+        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        args = [_host(v) for v in values]       # (both keep the caller's arrays)
+        if recording and any(ctx.needs_input_grad[3:]):
+            value, ctx.gradients = value_and_gradient(f, args, loss)
+        else:
+            value, ctx.gradients = loss_value(f, args, loss), None
+        value = np.real(complex(value)) if isinstance(value, complex) else float(value)
+        return torch.tensor(value, dtype=_loss_dtype(values))
+
+    @staticmethod
+    def backward(ctx, seed):
+        values = _saved_values(ctx)
+        if torch.is_grad_enabled():                 # create_graph: differentiable
+            gradients = _Gradient.apply(ctx.f, ctx.loss, *values)
+        else:
+            gradients = [_gradient_like(g, v) for g, v in zip(ctx.gradients, values)]
+        return (None, None, None) + tuple(seed.to(g.dtype) * g if _differentiable(v)
+                                          else None for g, v in zip(gradients, values))
+
+
+def _saved_values(ctx) -> list:
+    tensors = iter(ctx.saved_tensors)
+    return [next(tensors) if v is None else v for v in ctx.values]
+
+
+class _Gradient(torch.autograd.Function):
+    """The loss's gradient (a tensor per argument; zeros for integers and numbers);
+    backward: the Hessian-vector product `rlang.hvp`."""
+
+    @staticmethod
+    def forward(ctx, f, loss, *values):
+        from ..ad.drivers import gradient
+
+        ctx.f, ctx.loss = f, loss
+        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
+        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        gradients = gradient(f, _arguments(f, values), loss)
+        out = [_gradient_like(g, v) for g, v in zip(gradients, values)]
+        zeros = [k for k, g in enumerate(out) if g is None]
+        out = [torch.zeros(()) if g is None else g for g in out]
+        ctx.mark_non_differentiable(*[out[k] for k in zeros])
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *vector):
+        from ..ad.drivers import hvp
+
+        values = _saved_values(ctx)
+        directions = [_host(t) if _differentiable(v) else None
+                      for t, v in zip(vector, values)]
+        products = hvp(ctx.f, _arguments(ctx.f, values), directions, ctx.loss)
+        return (None, None) + tuple(_gradient_like(p, v) for p, v in zip(products, values))
+
+
+class _Outputs(torch.autograd.Function):
+    """Every output of `f`; backward: `rlang.vjp`'s pull-back."""
+
+    @staticmethod
+    def forward(ctx, f, *values):
+        ctx.f = f
+        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
+        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        outputs = f(*_arguments(f, values))
+        result = tuple(_tensor(o, v) for o, v in zip(outputs, values))
+        ctx.mark_non_differentiable(*[r for r, v in zip(result, values)
+                                      if not _differentiable(v)])
+        return result
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *cotangents):
+        from ..ad.drivers import vjp
+
+        values = _saved_values(ctx)
+        _, pull = vjp(ctx.f, *_arguments(ctx.f, values))
+        seeds = [_host(c) if c is not None and _differentiable(v) else None
+                 for c, v in zip(cotangents, values)]
+        return (None,) + tuple(_gradient_like(g, v) for g, v in zip(pull(seeds), values))
