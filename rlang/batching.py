@@ -142,7 +142,7 @@ class _Batch:
         module = function.module
         fn = module.unit.functions[function.name]
         names = [p.name for p in fn.params]
-        written = module.interpreter.written.get(function.name, frozenset())
+        self.written = written = module.interpreter.written.get(function.name, frozenset())
         if all(axis is None for axis in axes):
             _batch_size([], [])         # (the error)
         for k, (value, axis) in enumerate(zip(values, axes)):
@@ -173,8 +173,8 @@ class _Batch:
         parameters' storage types), bound by the interpreter's rules."""
         items = self.items(0)
         bound = compiled.bind(self.function.name, items)
-        batches = [None if m is None else _conformed(m, b, i)
-                   for m, b, i in zip(self.moved, bound, items)]
+        batches = [None if m is None else _conformed(m, b, i, k in self.written)
+                   for k, (m, b, i) in enumerate(zip(self.moved, bound, items))]
         values = [b if batch is None or batch.ndim == 1 or not self.n else batch[0]
                   for b, batch in zip(bound, batches)]
         return values, batches, bound
@@ -214,23 +214,22 @@ class _Batch:
     # ------------------------------------------------------------ gradients
     def gradient(self, loss, value: bool) -> tuple:
         """(the loss values or None, the gradients of every argument)."""
-        from .ad.drivers import callers_arrays_kept
-
-        kept = [m for m in self.moved if isinstance(m, np.ndarray)] + \
-            [v for v, m in zip(self.values, self.moved) if m is None]
-        with callers_arrays_kept(kept):
-            result = self._compiled(lambda compiled: self._compiled_gradient(
-                compiled, loss, value))
-            return result if result is not None else self._gradient_by_item(loss, value)
+        result = self._compiled(lambda compiled: self._compiled_gradient(compiled, loss, value))
+        return result if result is not None else self._gradient_by_item(loss, value)
 
     def _compiled_gradient(self, compiled, loss, value: bool) -> tuple:
+        """The batched passes; the caller's arrays that they write (in place) are put
+        back bit for bit (Note [The caller's arrays], ad/drivers.py)."""
         from .ad.batched import batched_gradient
+        from .ad.drivers import callers_arrays_kept
 
         values, batches, _ = self._conform(compiled)
         if not self.n:
             return None
-        return batched_gradient(compiled, self.function.name, values, batches, self.n,
-                                loss, self.function.inverse, value)
+        written = [b for k, b in enumerate(batches) if k in self.written and b is self.moved[k]]
+        with callers_arrays_kept(written):
+            return batched_gradient(compiled, self.function.name, values, batches, self.n,
+                                    loss, self.function.inverse, value)
 
     def _gradient_by_item(self, loss, value: bool) -> tuple:
         from .ad.drivers import gradient, value_and_gradient
@@ -264,10 +263,12 @@ def _stacked(arrays: list, like: np.ndarray) -> np.ndarray:
     return np.stack(arrays).view(type(like))
 
 
-def _conformed(moved: np.ndarray, bound, item) -> np.ndarray:
+def _conformed(moved: np.ndarray, bound, item, written: bool) -> np.ndarray:
     """A batch in the storage type of its parameter, as `bound` (item 0 bound by the
-    interpreter's rules) has it: the caller's array where item 0 needed nothing,
-    else a converted copy (widened, never narrowed: the binding refused that)."""
+    interpreter's rules) has it: the caller's array where item 0 needed nothing (an
+    array) or the batch has the scalars' storage type already and is only read,
+    else a converted copy (widened, never narrowed: the binding refused that).  A
+    batch of scalars the function writes is always a copy: it becomes the output."""
     if isinstance(bound, np.ndarray):
         if bound is item:
             return moved
@@ -281,7 +282,10 @@ def _conformed(moved: np.ndarray, bound, item) -> np.ndarray:
         return moved.copy() if isinstance(moved, FixedArray) else fixed_array(moved)
     if isinstance(bound, ULog):
         return moved.copy() if isinstance(moved, ULogArray) else ulog_array(moved)
-    return np.array(moved, dtype=scalar_dtype(bound))
+    dtype = scalar_dtype(bound)
+    if not written and type(moved) is np.ndarray and moved.dtype == dtype:
+        return moved
+    return np.array(moved, dtype=dtype)
 
 
 def _python_map(f, args, kwargs, in_axes):

@@ -19,7 +19,7 @@ import numpy as np
 from ..lower.statements import symbol_of
 from ..numbers import ULogArray
 from ..values import read_element, repeated
-from .compiled import GradientPlan
+from .compiled import cached_plan, plan_key
 from .loss import resolve_loss
 
 
@@ -37,13 +37,16 @@ def batched_gradient(functions, name: str, values: list, batches: list, n: int, 
     gradients, one array per argument with the items along axis 0, None for
     integers and bools).  The batches are back as they were, up to rounding (the
     caller keeps them: Note [The caller's arrays], ad/drivers.py)."""
-    resolve_loss(functions.unit.functions[name], loss)     # the interpreter's errors first
     types = functions.types_of(values)
+    key = plan_key(name, ("batch", types), loss, inverse)
+    plan = functions.plans.get(key) if key is not None else None
+    if plan is None:            # the interpreter's errors first, then both passes compiled
+        resolve_loss(functions.unit.functions[name], loss)
+        functions.native(name, types, inverse, derivative="grad")
     forward = functions.native(name, types, inverse)
-    functions.native(name, types, inverse, derivative="grad")   # compiled before running
     functions.run_batch(forward, symbol_of(name, types, inverse), values, batches, n)
     outputs = [first_item(b) if b is not None else v for v, b in zip(values, batches)]
-    plan = GradientPlan(functions, name, outputs, loss, inverse)
+    plan = cached_plan(functions, key, plan, name, outputs, loss, inverse)
     losses = [b if b is not None else repeated(v, n) for v, b in zip(values, batches)]
     where = (slice(None),) + (plan.index or ())
     values_out = loss_values(losses[plan.position], where, plan.part) if value else None

@@ -38,7 +38,7 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
     given, sees the forward run's outputs before the gradient pass changes them back
     (the forward run is then always made)."""
     signature = signature_of(args)
-    key = _plan_key(name, signature, loss, inverse)
+    key = plan_key(name, signature, loss, inverse)
     plan = functions.plans.get(key) if key is not None else None
     if plan is not None and plan.added is not None and on_outputs is None:
         result = _without_forward(functions, plan, name, args, inverse, signature)
@@ -52,11 +52,19 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
     outputs = functions.call(name, args, inverse)
     if on_outputs is not None:
         on_outputs(outputs)
+    plan = cached_plan(functions, key, plan, name, outputs, loss, inverse)
+    return _gradient_pass(functions, plan, outputs)
+
+
+def cached_plan(functions, key, plan, name: str, outputs: list, loss, inverse: bool):
+    """`plan` (the one cached under `key`, or None) where it fits `outputs`, else a
+    new GradientPlan, cached under `key` (None: not cached) where its loss is a
+    constant element."""
     if plan is None or not plan.fits(outputs):
         plan = GradientPlan(functions, name, outputs, loss, inverse)
         if key is not None and plan.constant_loss:      # (plain arguments only)
             functions.plans[key] = plan
-    return _gradient_pass(functions, plan, outputs)
+    return plan
 
 
 def _gradient_pass(functions, plan, outputs: list) -> tuple:
@@ -121,7 +129,7 @@ def _without_forward(functions, plan, name: str, args: list, inverse: bool, sign
         return None
 
 
-def _plan_key(name: str, signature, loss, inverse: bool):
+def plan_key(name: str, signature, loss, inverse: bool):
     """What a gradient plan depends on, or None where it cannot be reused (arguments
     that are converted on every call: `signature` None, a loss that is not a plain
     key)."""

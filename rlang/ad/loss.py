@@ -9,6 +9,8 @@ scalar that can be differentiated.  Both AD drivers use these: the interpreter's
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..dual import Dual
@@ -39,7 +41,7 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
             raise RlangError(f"loss {loss!r}: write (name, index) with integer indices")
         view = ast.Index(ast.Name(name), tuple(ast.IntLit(int(i)) for i in index))
     elif isinstance(loss, str):
-        view = parse_expression(loss, "<loss>")
+        view = _parsed(loss)
     else:
         raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
     root = ast.view_root(view)
@@ -53,6 +55,15 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
                          + (f"its parameters are {', '.join(names)}" if names else
                             "it has no parameters"))
     return view
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str):
+    """The loss text as an expression, parsed once per text: parsing runs on the
+    deep-stack thread (rlang/deep.py), whose start costs more than a small gradient.
+    The tree is immutable, so one may serve every call; a text that fails to parse
+    is not cached and raises again."""
+    return parse_expression(text, "<loss>")
 
 
 def check_loss_value(view, value) -> None:

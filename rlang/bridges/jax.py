@@ -2,8 +2,12 @@
 
 Note [The JAX bridge]
 ~~~~~~~~~~~~~~~~~~~~~
-A wrapped function runs rlang's compiled code (or the interpreter) on the host through
-`jax.pure_callback`, so it works under `jax.jit`; its derivatives are rlang's.
+A wrapped function runs rlang's compiled code inside XLA through `jax.ffi`
+(rlang/bridges/jax_ffi.py, Note [Foreign function handlers]) where the types allow
+(`_runner`), and otherwise the compiled code or the interpreter on the host through
+`jax.pure_callback`; either way it works under `jax.jit`, and its derivatives are
+rlang's.  Through the FFI the loss's gradient is the forward call and the gradient
+pass in the graph, seeded by JAX (`compiled_gradient`).
 
 - With `loss`, the wrapped function returns the loss view's final value, and it is
   a `jax.custom_jvp` function whose tangent is ⟨∇L, t⟩ with ∇L from a second
@@ -29,6 +33,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+from ..ad.shadow import shadow_type
 from ..errors import RlangTypeError
 
 
@@ -109,8 +114,28 @@ def _loss_function(f, loss):
         products = hvp(f, _host(primal), vector, loss)
         return tuple(_like(h, a) for h, a in zip(products, primal))
 
+    where = _constant_loss(f, loss)
+
+    def compiled_gradient(runner, args):
+        """∇L by the runner's forward and gradient pass (Note [The JAX bridge])."""
+        outputs = runner.forward(*args)
+        seeds = []
+        for k, t in enumerate(runner.types):
+            if shadow_type(t) is None:
+                continue
+            seed = jnp.zeros(np.shape(args[k]), jnp.float64)
+            if k == where[0]:
+                seed = seed.at[where[1]].set(1.0) if where[1] is not None else seed + 1.0
+            seeds.append(seed)
+        shadows = iter(runner.gradient_pass(*outputs, *seeds)[len(args):])
+        return tuple(next(shadows) if shadow_type(t) is not None else _float_zeros(a)
+                     for t, a in zip(runner.types, args))
+
     @jax.custom_jvp
     def gradient_of(*args):
+        runner = _runner(f, args, where)
+        if runner is not None:
+            return compiled_gradient(runner, args)
         return _callback(gradient_on_host, tuple(_spec(a) for a in args), *args)
 
     @gradient_of.defjvp
@@ -126,6 +151,10 @@ def _loss_function(f, loss):
     @jax.custom_jvp
     def loss_of(*args):
         dtype = _result_dtype(args)         # as traced: weak Python floats included
+        runner = _runner(f, args, where)
+        if runner is not None:
+            value = runner.forward(*args)[where[0]]
+            return (value if where[1] is None else value[where[1]]).astype(dtype)
         return _callback(functools.partial(value_on_host, dtype),
                          jax.ShapeDtypeStruct((), dtype), *args)
 
@@ -142,6 +171,43 @@ def _loss_function(f, loss):
 
     wrapped.__name__ = f"jax({f.name})"
     return wrapped
+
+
+def _runner(f, args, where=(None, None)):
+    """The foreign-function runner of `f` for arguments shaped and typed as `args`
+    (rlang/bridges/jax_ffi.py), or None: then the calls go through pure_callback.
+    A loss (`where`) must be a constant view for the runner to serve it."""
+    if where is None:
+        return None
+    from .jax_ffi import ffi_runner
+
+    stand_ins = [np.zeros(np.shape(a), dtype=jnp.result_type(a)) for a in args]
+    runner = ffi_runner(f, stand_ins)
+    position, index = where
+    if runner is None or position is None:
+        return runner
+    t, shape = runner.types[position], np.shape(args[position])
+    if index is None:                   # an f64 scalar, or an element inside its array
+        return runner if t == "f64" else None
+    fits = getattr(t, "elem", None) == "f64" and len(index) == len(shape) and \
+        all(0 <= i < n for i, n in zip(index, shape))
+    return runner if fits else None
+
+
+def _constant_loss(f, loss):
+    """(position, index or None) of a loss that is a parameter or a constant element
+    of one, or None (a field, or an index that depends on the arguments)."""
+    from ..ad.loss import resolve_loss
+    from ..frontend import ast
+
+    view = resolve_loss(f.module.unit.functions[f.name], loss)
+    position = f.params.index(ast.view_root(view).id)
+    if isinstance(view, ast.Name):
+        return position, None
+    if isinstance(view, ast.Index) and isinstance(view.base, ast.Name) and \
+            all(isinstance(i, ast.IntLit) for i in view.indices):
+        return position, tuple(i.value for i in view.indices)
+    return None
 
 
 def _result_dtype(args):
@@ -171,15 +237,27 @@ def _outputs_function(f):
 
     @jax.custom_vjp
     def outputs_of(*args):
+        runner = _runner(f, args)
+        if runner is not None:
+            return tuple(runner.forward(*args))
         return _callback(call_on_host, specs(args), *args)
 
     def forward(*args):
-        return outputs_of(*args), args
+        outputs = outputs_of(*args)
+        return outputs, (args, outputs)
 
-    def backward(args, cotangents):
-        cotangents = tuple(c if _differentiable(a) else _float_zeros(a)
-                           for c, a in zip(cotangents, args))
-        grads = _callback(pull_on_host, tuple(_spec(a) for a in args), *args, *cotangents)
+    def backward(saved, cotangents):
+        args, outputs = saved
+        runner = _runner(f, args)
+        if runner is not None:      # the gradient pass from the outputs, seeded
+            seeds = [c for c, t in zip(cotangents, runner.types) if shadow_type(t) is not None]
+            shadows = iter(runner.gradient_pass(*outputs, *seeds)[len(args):])
+            grads = [next(shadows) if shadow_type(t) is not None else None
+                     for t in runner.types]
+        else:
+            cotangents = tuple(c if _differentiable(a) else _float_zeros(a)
+                               for c, a in zip(cotangents, args))
+            grads = _callback(pull_on_host, tuple(_spec(a) for a in args), *args, *cotangents)
         return tuple(g if _differentiable(a) else _zero_tangent(a)
                      for g, a in zip(grads, args))
 

@@ -138,3 +138,45 @@ def test_derivatives_equal_jaxs_own_under_jit_vmap_and_hessian(program, backend)
         expected = jax.vmap(jax.grad(theirs, argnums), in_axes=axes)(batch, *values[1:])
         for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+
+def test_with_x64_the_compiled_code_is_called_through_the_ffi(monkeypatch):
+    """rlang/bridges/jax_ffi.py: no pure_callback for f64 arguments on llvm, in the
+    loss function, its gradient and the outputs mode's forward and backward."""
+    with enable_x64():
+        m = rlang.loads(SOURCE, backend="llvm")
+        monkeypatch.setattr(jax, "pure_callback", None)     # would fail if called
+        x = jnp.array([1.0, 2.0])
+        energy = rlang.jax.wrap(m.energy, loss="e!")
+        value, grads = jax.jit(jax.value_and_grad(energy, argnums=(1, 2)))(0.0, x, 3.0, 2)
+        expected = rlang.gradient(m.energy, (0.0, np.array([1.0, 2.0]), 3.0, 2), loss="e!")
+        assert float(value) == 38.0
+        np.testing.assert_array_equal(grads[0], expected[1])
+        assert float(grads[1]) == expected[2]
+        element = rlang.jax.wrap(m.energy, loss=("x", 1))
+        np.testing.assert_array_equal(jax.grad(element, argnums=1)(0.0, x, 3.0, 2), [0.0, 1.0])
+        outputs = rlang.jax.wrap(m.energy)
+        e, new_x, s, k = jax.jit(outputs)(0.0, x, 3.0, 2)
+        assert float(e) == 38.0 and k.dtype == jnp.int64
+        pulled = jax.grad(lambda x, s: outputs(0.0, x, s, 2)[0], argnums=(0, 1))(x, 3.0)
+        np.testing.assert_array_equal(pulled[0], expected[1])
+        batch = jax.vmap(jax.grad(energy, argnums=1), in_axes=(None, 0, None, None))(
+            0.0, jnp.stack([x, 2 * x]), 3.0, 2)
+        np.testing.assert_array_equal(batch[1], rlang.gradient(
+            m.energy, (0.0, np.array([2.0, 4.0]), 3.0, 2), loss="e!")[1])
+
+
+def test_a_failed_check_inside_jit_is_the_rlang_error():
+    with enable_x64():
+        m = rlang.loads("""
+function bad(y!, a)
+    t ← a
+    y! += t
+    t → 1.0
+end""", backend="llvm")
+        wrapped = jax.jit(rlang.jax.wrap(m.bad, loss="y!"))
+        assert float(wrapped(0.0, 1.0)) == 1.0
+        with pytest.raises(Exception, match=r"deallocation check failed: t = 2.0, "
+                                            r"expected 1.0") as caught:
+            wrapped(0.0, 2.0)
+        assert "<string>:5:5" in str(caught.value)

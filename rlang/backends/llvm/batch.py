@@ -15,12 +15,10 @@ from __future__ import annotations
 import ctypes
 import struct
 
-import numpy as np
-
 from ...errors import in_batch_item
 from ...ir import nodes as ir
 from ..errors import error_from_context
-from .marshal import EntryLayout, ReadOnlyArgument, not_addressable
+from .marshal import EntryLayout, ReadOnlyArgument, data_address, not_addressable
 
 # Note [One native call per batch]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -103,19 +101,18 @@ def run_batch(native, symbol: str, values: list, batches: list, n: int,
     """Run `symbol` of `native` (a jit.NativeModule) on n items (module docstring)."""
     if n == 0:
         return
-    types, results, written = native.symbols[symbol]
-    address = native.engine.get_function_address(symbol + "_entry")
-    layout = EntryLayout(types, results, objects=False, written=written)
+    address, layout, written = _entry(native, symbol)
     for k in written:       # a batch the function writes must take the writes
         if batches[k] is not None and not batches[k].flags.writeable:
             raise ReadOnlyArgument(k)
     buffer = layout.pack(values, max_depth)
     try:
-        targets, bases, steps = _moving_words(layout, buffer, types, batches)
+        words, count = _moving_words(layout, buffer, batches)
         failed = ctypes.c_int64(-1)
-        status = _driver()(address, layout.ctx(buffer), layout.args(buffer),
-                           targets.ctypes.data, bases.ctypes.data, steps.ctypes.data,
-                           len(targets), n, ctypes.byref(failed))
+        status = _driver()(address, layout.ctx(buffer), layout.args(buffer), words,
+                           ctypes.addressof(words) + 8 * count,
+                           ctypes.addressof(words) + 16 * count, count, n,
+                           ctypes.byref(failed))
     finally:
         layout.release(buffer, values)
     if status != 0:
@@ -123,25 +120,39 @@ def run_batch(native, symbol: str, values: list, batches: list, n: int,
         raise in_batch_item(error, failed.value)
 
 
-def _moving_words(layout: EntryLayout, buffer, types: tuple, batches: list):
-    """For each batched argument: the address of the word that points at its item
-    (Note [One native call per batch]), the item-0 address, and the step in bytes
-    from one item to the next, as three int64 arrays."""
+def _entry(native, symbol: str) -> tuple:
+    """(the address of `<symbol>_entry`, its EntryLayout (descriptors), the positions
+    it writes), looked up once per module and symbol."""
+    entries = native.__dict__.setdefault("batch_entries", {})
+    entry = entries.get(symbol)
+    if entry is None:
+        types, results, written = native.symbols[symbol]
+        entry = entries[symbol] = (
+            native.engine.get_function_address(symbol + "_entry"),
+            EntryLayout(types, results, objects=False, written=written), written)
+    return entry
+
+
+def _moving_words(layout: EntryLayout, buffer, batches: list) -> tuple:
+    """One int64 array of three parts, for each batched argument: the address of the
+    word that points at its item (Note [One native call per batch]), the item-0
+    address, and the step in bytes from one item to the next; and how many."""
     targets, bases, steps = [], [], []
     args = layout.args(buffer)
-    for k, (t, batch) in enumerate(zip(types, batches)):
+    pointers = args - layout.ctx(buffer)
+    for k, batch in enumerate(batches):
         if batch is None:
             continue
-        item = batch.dtype.itemsize
-        step = batch.strides[0] if batch.ndim else 0
-        base = batch.ctypes.data
-        if base % batch.dtype.alignment or step % item or not batch.dtype.isnative:
+        dtype = batch.dtype
+        step = batch.strides[0]
+        base = data_address(batch)
+        if base % dtype.alignment or step % dtype.itemsize or not dtype.isnative:
             raise not_addressable()
-        if not isinstance(t, ir.ArrayType):         # a scalar: its argument pointer
+        if isinstance(layout.types[k], ir.ArrayType):   # the data word of its descriptor
+            targets.append(struct.unpack_from("=Q", buffer, pointers + 8 * k)[0])
+        else:                   # a scalar: its argument pointer
             targets.append(args + 8 * k)
-        else:                   # an array: the data word of its descriptor
-            targets.append(struct.unpack_from("=Q", buffer, 8 * k + (args - layout.ctx(buffer)))[0])
         bases.append(base)
         steps.append(step)
-    as_words = (lambda xs: np.array(xs, dtype=np.int64))
-    return as_words(targets), as_words(bases), as_words(steps)
+    count = len(targets)
+    return (ctypes.c_int64 * (3 * count))(*targets, *bases, *steps), count

@@ -229,7 +229,7 @@ def _packer(t, objects: bool = False, written_at=None):
 def _pack_array(array, fields) -> None:
     dtype = array.dtype
     itemsize = dtype.itemsize
-    address = _data_address(array)
+    address = data_address(array)
     if address % dtype.alignment or not dtype.isnative:
         raise not_addressable()
     fields.append(address)
@@ -356,7 +356,8 @@ def _choose_data_address():
     return _numpy_data_address
 
 
-_data_address = _choose_data_address()
+#: The address of an array's first element (the fastest reader this NumPy allows).
+data_address = _choose_data_address()
 
 
 # Note [Arrays read by the entry point]
@@ -410,7 +411,7 @@ def array_header() -> tuple | None:
         return (tuple(extents[k] for k in range(array.ndim)) == array.shape and
                 tuple(steps[k] for k in range(array.ndim)) == array.strides)
 
-    fits = ctypes.sizeof(ctypes.c_void_p) == 8 and _data_address is _header_data_address \
+    fits = ctypes.sizeof(ctypes.c_void_p) == 8 and data_address is _header_data_address \
         and all(shows(a) for a in probes)
     _HEADER_LAYOUT.append(layout if fits else None)
     return _HEADER_LAYOUT[0]
