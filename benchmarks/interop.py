@@ -92,8 +92,35 @@ def bridge_overheads(m, count: int) -> list:
     in_torch = median_time(torch_step, count)
     return [("direct call", direct, None),
             ("jax.jit(wrap) call", in_jax, in_jax - direct),
+            ("  (floor: a jitted no-op pure_callback)", _callback_floor(count), None),
             ("direct call + rlang.gradient", gradient, None),
-            ("torch forward + backward", in_torch, in_torch - gradient)]
+            ("torch forward + backward", in_torch, in_torch - gradient),
+            ("  (floor: a no-op autograd.Function)", _function_floor(count), None)]
+
+
+def _callback_floor(count: int) -> float:
+    """What any host callback costs inside jax.jit: a no-op one."""
+    spec = jax.ShapeDtypeStruct((), jnp.float64)
+    noop = jax.jit(lambda a: jax.pure_callback(lambda x: np.asarray(x), spec, a))
+    a = jnp.asarray(1.0)
+    return median_time(lambda: noop(a).block_until_ready(), count)
+
+
+class _Noop(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * 1.0
+
+    @staticmethod
+    def backward(ctx, seed):
+        return seed, seed
+
+
+def _function_floor(count: int) -> float:
+    """What any custom autograd.Function costs, forward and backward: a no-op one."""
+    a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    return median_time(lambda: _Noop.apply(a, b).backward(), count)
 
 
 def batched_gradients(m, batch: int) -> list:

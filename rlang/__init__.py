@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 _AD = ("gradient", "check_grad", "jacobian", "hessian", "hvp", "hessian_diag", "jvp", "vjp")
 _TRANSFORMS = ("grad", "value_and_grad")
+_FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
 
 
 def __getattr__(name: str):
@@ -24,7 +25,14 @@ def __getattr__(name: str):
     if name in ("jax", "torch"):      # the bridges (rlang/bridges/jax.py, torch.py)
         import importlib
 
-        value = globals()[name] = importlib.import_module(f".bridges.{name}", __name__)
+        try:
+            value = importlib.import_module(f".bridges.{name}", __name__)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            raise ImportError(f"rlang.{name} needs {_FRAMEWORKS[name]}, which is not "
+                              f"installed: pip install \"rlang[{name}]\"") from None
+        globals()[name] = value
         return value
     if name == "vmap":                  # batches (rlang/batching.py)
         from .batching import vmap

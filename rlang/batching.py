@@ -107,6 +107,8 @@ def _as_array(value, name: str) -> np.ndarray:
 def _moved(value, axis: int, name: str) -> np.ndarray:
     """The batch of one argument with its batch axis first (a view)."""
     array = _as_array(value, name)
+    if axis == 0 and array.ndim:
+        return array
     if not -array.ndim <= axis < array.ndim:
         raise RlangTypeError(f"rlang.vmap: argument `{name}` of shape {array.shape} has no "
                              f"axis {axis} to map over")

@@ -86,6 +86,12 @@ def _tensor(value, like):
         dtype, device, shape = like.dtype, like.device, like.shape
     else:
         dtype, device, shape = _dtype_of_number(like), torch.device("cpu"), ()
+    if device.type == "cpu":            # the common cases, without conversions
+        if type(value) in (float, int, bool) and not shape:
+            return torch.tensor(value, dtype=dtype)
+        if type(value) is np.ndarray and value.dtype == np.float64 and \
+                dtype == torch.float64 and value.shape == tuple(shape):
+            return torch.from_numpy(value)
     array = np.asarray(value)
     if array.dtype == object or array.dtype.kind not in "biufc":
         array = np.asarray(array, dtype=np.float64)
@@ -208,8 +214,10 @@ class _Outputs(torch.autograd.Function):
         ctx.f = f
         ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
         ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
-        outputs = f(*_arguments(f, values))
-        result = tuple(_tensor(o, v) for o, v in zip(outputs, values))
+        written = _written(f)
+        outputs = f(*_arguments(f, values))     # (arrays only read: copied out below)
+        result = tuple(_tensor(o.copy() if isinstance(o, np.ndarray) and k not in written
+                               else o, v) for k, (o, v) in enumerate(zip(outputs, values)))
         ctx.mark_non_differentiable(*[r for r, v in zip(result, values)
                                       if not _differentiable(v)])
         return result

@@ -138,3 +138,11 @@ def test_import_rlang_imports_no_torch():
     code = "import sys, rlang; assert 'torch' not in sys.modules; rlang.torch; " \
            "assert 'torch' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_missing_framework_is_a_clear_import_error():
+    code = ("import sys; sys.modules['torch'] = None; import rlang\n"
+            "try:\n    rlang.torch\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "rlang.torch needs PyTorch, which is not installed" in out

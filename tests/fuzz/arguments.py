@@ -158,6 +158,13 @@ def _torch_tensor(requires_grad: bool):
     return torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=requires_grad)
 
 
+def start_frameworks() -> None:
+    """Load PyTorch and JAX, where installed, and make one value of each (their
+    thread pools start then); fuzz workers do this before capping their memory."""
+    _torch_tensor(False)
+    _jax_array()
+
+
 def _read_only(array):
     array.flags.writeable = False
     return array

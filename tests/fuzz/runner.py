@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -62,6 +63,10 @@ class Report:
                 f"{kinds}; {len(self.findings)} defects")
 
 
+#: How long a worker may take to load its libraries before its first case.
+STARTUP_SECONDS = 300
+
+
 class _Worker:
     """One worker process and the case it is running."""
 
@@ -79,6 +84,15 @@ class _Worker:
         self.case: Case | None = None
         self.started = 0.0
         self.cases = 0
+        self._wait_until_ready()
+
+    def _wait_until_ready(self) -> None:
+        """Wait for the worker's first line, written once its libraries are loaded
+        (PyTorch and JAX take seconds): a case's time limit counts from its own
+        start, not the worker's.  A worker that dies first is found at its first case."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], STARTUP_SECONDS)
+        if ready:
+            self.proc.stdout.readline()
 
     def send(self, case: Case) -> None:
         self.case, self.started = case, time.monotonic()

@@ -3,8 +3,8 @@
 Before the first case it moves file descriptors 0 and 1 to /dev/null and keeps
 private copies for the cases and its answers, so that neither what programs print
 (`@safe print`, the command line's output) nor what they read (`rlang run -`) can be
-mistaken for the conversation with the runner.  `RLANG_FUZZ_MEMORY` caps its address
-space (bytes), so that a program asking for a huge array meets a MemoryError — which
+mistaken for the conversation with the runner.  `RLANG_FUZZ_MEMORY` caps the address
+space it may add to what its libraries hold (bytes), so that a program asking for a huge array meets a MemoryError — which
 rlang must turn into an `RlangError` — instead of the machine's OOM killer.
 """
 from __future__ import annotations
@@ -16,11 +16,23 @@ import time
 
 
 def _cap_memory() -> None:
+    """Cap the address space at what the worker holds once its libraries are loaded,
+    plus RLANG_FUZZ_MEMORY.  The frameworks the argument family passes values of
+    (PyTorch, JAX) are loaded and started first where installed: their thread pools
+    reserve gigabytes of address space, which is not the cases' to spend (with a
+    fixed cap, a worker that had made one tensor could not start rlang's deep-stack
+    thread for any later case)."""
     limit = int(os.environ.get("RLANG_FUZZ_MEMORY", "0"))
     if limit:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        from .arguments import start_frameworks
+
+        start_frameworks()
+        with open("/proc/self/status") as status:
+            held = next((int(line.split()[1]) * 1024 for line in status
+                         if line.startswith("VmSize:")), 0)
+        resource.setrlimit(resource.RLIMIT_AS, (held + limit, held + limit))
 
 
 def main() -> None:
@@ -32,6 +44,8 @@ def main() -> None:
     sys.stdin = open(os.devnull)
     _cap_memory()
     from .cases import Case, run_case
+
+    answers.write(json.dumps({"ready": True}) + "\n")     # started: cases are timed from here
 
     for line in requests:
         case = Case.from_json(json.loads(line))

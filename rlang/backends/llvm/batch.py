@@ -8,12 +8,13 @@
 storage type of the parameter: scalars as elements, arrays as sub-arrays) or None
 where every item takes `values[k]`.  Batched arguments are updated in place, as a
 call updates arrays: a scalar's new values land in its batch array (Note [One
-native call per batch]).
+native call per batch]).  `emit_batch_entry` makes the native side.
 """
 from __future__ import annotations
 
 import ctypes
-import struct
+
+from llvmlite import ir as ll
 
 from ...errors import in_batch_item
 from ...ir import nodes as ir
@@ -23,77 +24,71 @@ from .marshal import EntryLayout, ReadOnlyArgument, data_address, not_addressabl
 # Note [One native call per batch]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # A batch is not a Python loop of calls: that costs a few microseconds of packing per
-# item, more than the work of a small function.  It is one call of a driver
-# compiled once per process (`_DRIVER_IR`), which, for each item k, points each
-# batched argument at its item and calls the function's `<symbol>_entry`
-# (rlang/backends/abi.py).  The argument memory is laid out once, by `EntryLayout`,
-# for the first item; what changes between items is one word per batched argument:
-# the pointer to a scalar's storage (its slot in the argument pointer array) or the
-# `data` word of an array's descriptor.  The driver writes `base + k * step` into
-# each such word, so it needs to know nothing of the types.  A module's entry
-# specialisation has the `<symbol>_entry` the driver calls (backends/llvm/emit.py),
-# beside the `_pyentry` that single calls use.  A failed check stops the batch at its item,
-# whose index comes back with the error; the items before it have run.
+# item, more than the work of a small function.  The entry specialisation of every
+# compiled module has a batch entry point beside its `_entry` and `_pyentry`
+# (`emit_batch_entry`, called by backends/llvm/emit.py):
+#
+#     int32 <symbol>_batch(int64 *ctx, void **args, int64 n, int64 *steps, int64 *failed)
+#
+# `args` is laid out once, by `EntryLayout`, for the first item (descriptors for
+# arrays, as `_entry` takes them, made of the first item's view; a batched scalar's
+# pointer is its batch's first element); `steps[k]` is the distance in bytes from one
+# item of argument k to the next (0: every item takes the same value).  For item k
+# the batch entry points each scalar argument `k * steps` further on and gives each
+# array a descriptor whose data pointer is moved the same way (its extents and
+# strides are the first item's), then calls the function itself: a direct call that
+# LLVM inlines where it is small, so a batch of a small function costs a few
+# nanoseconds an item.  A failed check stops the batch at its item, whose index
+# comes back in `failed` with the error; the items before it have run.
 
-_DRIVER_IR = r"""
-define i32 @rev_batch(i32 (i64*, i8**)* %entry, i64* %ctx, i8** %args, i64** %targets,
-                      i64* %bases, i64* %steps, i64 %nargs, i64 %n, i64* %failed) {
-start:
-  br label %item
-item:
-  %k = phi i64 [ 0, %start ], [ %k.next, %ran ]
-  %more = icmp slt i64 %k, %n
-  br i1 %more, label %point, label %done
-point:
-  %j = phi i64 [ 0, %item ], [ %j.next, %set ]
-  %all = icmp sge i64 %j, %nargs
-  br i1 %all, label %call, label %set
-set:
-  %target.at = getelementptr i64*, i64** %targets, i64 %j
-  %target = load i64*, i64** %target.at
-  %base.at = getelementptr i64, i64* %bases, i64 %j
-  %base = load i64, i64* %base.at
-  %step.at = getelementptr i64, i64* %steps, i64 %j
-  %step = load i64, i64* %step.at
-  %offset = mul i64 %k, %step
-  %address = add i64 %base, %offset
-  store i64 %address, i64* %target
-  %j.next = add i64 %j, 1
-  br label %point
-call:
-  %status = call i32 %entry(i64* %ctx, i8** %args)
-  %failed.now = icmp ne i32 %status, 0
-  br i1 %failed.now, label %fail, label %ran
-ran:
-  %k.next = add i64 %k, 1
-  br label %item
-fail:
-  store i64 %k, i64* %failed
-  ret i32 %status
-done:
-  ret i32 0
-}
-"""
-
-_DRIVER: list = []
-_P = ctypes.c_void_p
+_I32, _I64 = ll.IntType(32), ll.IntType(64)
+_ZERO = ll.Constant(_I32, 0)
 
 
-def _driver():
-    """The compiled driver (made once per process)."""
-    if not _DRIVER:
-        import llvmlite.binding as llvm
-
-        from .jit import optimise, target_machine
-
-        machine = target_machine()
-        engine = llvm.create_mcjit_compiler(optimise(_DRIVER_IR, machine), machine)
-        engine.finalize_object()
-        address = engine.get_function_address("rev_batch")
-        function = ctypes.CFUNCTYPE(ctypes.c_int32, _P, _P, _P, _P, _P, _P,
-                                    ctypes.c_int64, ctypes.c_int64, _P)(address)
-        _DRIVER.append((engine, function))       # (the engine owns the code)
-    return _DRIVER[0][1]
+def emit_batch_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> None:
+    """Add `<symbol>_batch` (Note [One native call per batch]) for `target`, the LLVM
+    function of `fn`, to `out`."""
+    kind = ll.FunctionType(_I32, [_I64.as_pointer(), ll.IntType(8).as_pointer().as_pointer(),
+                                  _I64, _I64.as_pointer(), _I64.as_pointer()])
+    batch = ll.Function(out, kind, name=target.name + "_batch")
+    ctx, args, n, steps, failed = batch.args
+    b = ll.IRBuilder(batch.append_basic_block("entry"))
+    firsts = []         # per parameter: (item-0 pointer or data pointer, step, descriptor)
+    for k, param in enumerate(list(fn.params) + list(fn.results)):
+        raw = b.load(b.gep(args, [ll.Constant(_I64, k)]))
+        step = b.load(b.gep(steps, [ll.Constant(_I64, k)]))
+        if isinstance(param.type, ir.ArrayType):
+            first = b.bitcast(raw, target.args[k + 1].type)
+            copy = b.alloca(first.type.pointee)
+            b.store(b.load(first), copy)
+            firsts.append((b.load(b.gep(first, [_ZERO, _ZERO])), step, copy))
+        else:
+            firsts.append((raw, step, None))
+    start = b.block
+    head, body, failing, done = (batch.append_basic_block(name)
+                                 for name in ("item", "run", "failed", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    k = b.phi(_I64)
+    k.add_incoming(ll.Constant(_I64, 0), start)
+    b.cbranch(b.icmp_signed("<", k, n), body, done)
+    b.position_at_end(body)
+    values = [ctx]
+    for (first, step, copy), param in zip(firsts, target.args[1:]):
+        moved = b.gep(first, [b.mul(k, step)])
+        if copy is None:
+            values.append(b.bitcast(moved, param.type))
+        else:
+            b.store(moved, b.gep(copy, [_ZERO, _ZERO]))
+            values.append(copy)
+    status = b.call(target, values)
+    k.add_incoming(b.add(k, ll.Constant(_I64, 1)), b.block)
+    b.cbranch(b.icmp_signed("!=", status, ll.Constant(_I32, 0)), failing, head)
+    b.position_at_end(failing)
+    b.store(k, failed)
+    b.ret(status)
+    b.position_at_end(done)
+    b.ret(ll.Constant(_I32, 0))
 
 
 def run_batch(native, symbol: str, values: list, batches: list, n: int,
@@ -101,18 +96,20 @@ def run_batch(native, symbol: str, values: list, batches: list, n: int,
     """Run `symbol` of `native` (a jit.NativeModule) on n items (module docstring)."""
     if n == 0:
         return
-    address, layout, written = _entry(native, symbol)
+    function, layout, written = _entry(native, symbol)
     for k in written:       # a batch the function writes must take the writes
         if batches[k] is not None and not batches[k].flags.writeable:
             raise ReadOnlyArgument(k)
+    steps = (ctypes.c_int64 * max(len(batches), 1))(*_steps(batches))
     buffer = layout.pack(values, max_depth)
     try:
-        words, count = _moving_words(layout, buffer, batches)
+        pointers = layout.args(buffer)
+        for k, batch in enumerate(batches):     # a batched scalar: its first item
+            if batch is not None and not isinstance(layout.types[k], ir.ArrayType):
+                ctypes.c_void_p.from_address(pointers + 8 * k).value = data_address(batch)
         failed = ctypes.c_int64(-1)
-        status = _driver()(address, layout.ctx(buffer), layout.args(buffer), words,
-                           ctypes.addressof(words) + 8 * count,
-                           ctypes.addressof(words) + 16 * count, count, n,
-                           ctypes.byref(failed))
+        status = function(layout.ctx(buffer), layout.args(buffer), n, steps,
+                          ctypes.byref(failed))
     finally:
         layout.release(buffer, values)
     if status != 0:
@@ -120,39 +117,34 @@ def run_batch(native, symbol: str, values: list, batches: list, n: int,
         raise in_batch_item(error, failed.value)
 
 
+_BATCH_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+
+
 def _entry(native, symbol: str) -> tuple:
-    """(the address of `<symbol>_entry`, its EntryLayout (descriptors), the positions
-    it writes), looked up once per module and symbol."""
+    """(`<symbol>_batch` as a ctypes function, the EntryLayout of its first item
+    (descriptors), the positions it writes), looked up once per module and symbol."""
     entries = native.__dict__.setdefault("batch_entries", {})
     entry = entries.get(symbol)
     if entry is None:
         types, results, written = native.symbols[symbol]
         entry = entries[symbol] = (
-            native.engine.get_function_address(symbol + "_entry"),
+            _BATCH_ENTRY(native.engine.get_function_address(symbol + "_batch")),
             EntryLayout(types, results, objects=False, written=written), written)
     return entry
 
 
-def _moving_words(layout: EntryLayout, buffer, batches: list) -> tuple:
-    """One int64 array of three parts, for each batched argument: the address of the
-    word that points at its item (Note [One native call per batch]), the item-0
-    address, and the step in bytes from one item to the next; and how many."""
-    targets, bases, steps = [], [], []
-    args = layout.args(buffer)
-    pointers = args - layout.ctx(buffer)
-    for k, batch in enumerate(batches):
+def _steps(batches: list) -> list:
+    """The step in bytes from one item to the next of each argument (0: not batched);
+    a batch whose items cannot be used in place is refused (not_addressable)."""
+    steps = []
+    for batch in batches:
         if batch is None:
+            steps.append(0)
             continue
-        dtype = batch.dtype
-        step = batch.strides[0]
-        base = data_address(batch)
-        if base % dtype.alignment or step % dtype.itemsize or not dtype.isnative:
+        dtype, step = batch.dtype, batch.strides[0]
+        if data_address(batch) % dtype.alignment or step % dtype.itemsize or \
+                not dtype.isnative:
             raise not_addressable()
-        if isinstance(layout.types[k], ir.ArrayType):   # the data word of its descriptor
-            targets.append(struct.unpack_from("=Q", buffer, pointers + 8 * k)[0])
-        else:                   # a scalar: its argument pointer
-            targets.append(args + 8 * k)
-        bases.append(base)
         steps.append(step)
-    count = len(targets)
-    return (ctypes.c_int64 * (3 * count))(*targets, *bases, *steps), count
+    return steps

@@ -24,6 +24,7 @@ from .expr import ExprEmitter, counted_loop
 from .instructions import emit_instr
 from .types import F64, I1, I32, I64, I8, local_name, storage_type
 from .alias import ParameterScopes, distinct_gradients
+from .batch import emit_batch_entry
 from .ancillas import AncillaEmitter
 from .parallel import SharedWriteEmitter
 from ..abi import PRINT_HOOK
@@ -73,9 +74,11 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                          symbol in distinct, report_locals, inline,
                          symbol in counted).emit()
         _emit_entry(out, functions[symbol], fn, header)
-        if header is not None and symbol == module.entry:
-            # Note [One native call per batch] (backends/llvm/batch.py)
-            _emit_entry(out, functions[symbol], fn)
+        if symbol == module.entry:      # for batches and foreign calls (jax.ffi)
+            if header is not None:
+                _emit_entry(out, functions[symbol], fn)
+            emit_batch_entry(out, functions[symbol], fn)    # Note [One native call per
+            #                                                 batch], backends/llvm/batch.py
     return out
 
 
