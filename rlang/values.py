@@ -21,6 +21,7 @@ import sys
 import numpy as np
 
 from .dual import Dual
+from .errors import RlangTypeError
 from .numbers import F32, I32, Fixed, FixedArray, ULog, ULogArray, to_floats
 
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1

@@ -223,3 +223,22 @@ def test_llvm_batches_make_one_native_call_per_pass(monkeypatch):
                         lambda self, *a: batched.append(a[1]) or original(self, *a))
     rlang.vmap(rlang.grad(m.f, "y!"))(np.zeros(100), np.ones(100), np.ones((100, 3)))
     assert calls == [] and len(batched) == 2            # the forward pass, the gradient pass
+
+
+def test_the_cuda_backend_runs_the_items_one_by_one_with_the_same_results():
+    source = """
+function f(y!: f64[:], x: f64[:])
+    @parallel for i = 0:length(x) - 1
+        y![i] += x[i] * x[i]
+    end
+end"""
+    x = np.arange(12.0).reshape(3, 4)
+    results = []
+    for backend in ("cuda", "llvm"):
+        m = rlang.loads(source, backend=backend)
+        y = np.zeros((3, 4))
+        results.append((rlang.vmap(m.f)(y, x)[0].copy(),
+                        rlang.vmap(rlang.grad(m.f, ("y!", 1)))(y, x)[1]))
+    np.testing.assert_array_equal(results[0][0], x * x)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
