@@ -17,8 +17,9 @@ pass in the graph, seeded by JAX (`compiled_gradient`).
   run); `jax.hessian` (forward over reverse) reaches `gradient`'s tangent rule, so
   each of its columns is one rlang Hessian-vector product.
 - Without `loss`, the wrapped function returns every output of `f` (its arguments'
-  final values, as a tuple) and is a `jax.custom_vjp` function whose backward rule is
-  `rlang.vjp`'s pull-back (reverse mode only: `jax.jvp` of it is refused by JAX).
+  final values, as a tuple) and is a `jax.custom_jvp` function whose tangent is a
+  linear primitive JAX can transpose (Note [Outputs in both modes]): forward mode
+  is rlang's tangent code, reverse mode rlang's gradient pass.
 - Float values cross as f64 (rlang computes in f64) and come back in the dtype JAX
   gave (float32 unless `jax_enable_x64` is on); integers and bools are passed as
   they are and have no derivative (`float0` tangents, as JAX uses for integers).
@@ -32,6 +33,8 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
 
 from ..ad.shadow import shadow_type
 from ..errors import RlangTypeError
@@ -216,55 +219,123 @@ def _result_dtype(args):
 
 
 def _outputs_function(f):
-    from ..ad.drivers import vjp
-
-    def call_on_host(*args):
-        outputs = f(*_host(args))
-        return tuple(np.asarray(o, dtype=jnp.result_type(a)).reshape(np.shape(a))
-                     for o, a in zip(outputs, args))
-
-    def pull_on_host(*args):
-        n = len(args) // 2
-        primal, cotangents = args[:n], args[n:]
-        _, pull = vjp(f, *_host(primal))
-        seeds = [np.asarray(c, dtype=np.float64) if _differentiable(p) else None
-                 for p, c in zip(primal, cotangents)]
-        seeds = [s.item() if s is not None and s.ndim == 0 else s for s in seeds]
-        return tuple(_like(g, a) for g, a in zip(pull(seeds), primal))
-
-    def specs(args):
-        return tuple(jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in args)
-
-    @jax.custom_vjp
-    def outputs_of(*args):
-        runner = _runner(f, args)
-        if runner is not None:
-            return tuple(runner.forward(*args))
-        return _callback(call_on_host, specs(args), *args)
-
-    def forward(*args):
-        outputs = outputs_of(*args)
-        return outputs, (args, outputs)
-
-    def backward(saved, cotangents):
-        args, outputs = saved
-        runner = _runner(f, args)
-        if runner is not None:      # the gradient pass from the outputs, seeded
-            seeds = [c for c, t in zip(cotangents, runner.types) if shadow_type(t) is not None]
-            shadows = iter(runner.gradient_pass(*outputs, *seeds)[len(args):])
-            grads = [next(shadows) if shadow_type(t) is not None else None
-                     for t in runner.types]
-        else:
-            cotangents = tuple(c if _differentiable(a) else _float_zeros(a)
-                               for c, a in zip(cotangents, args))
-            grads = _callback(pull_on_host, tuple(_spec(a) for a in args), *args, *cotangents)
-        return tuple(g if _differentiable(a) else _zero_tangent(a)
-                     for g, a in zip(grads, args))
-
-    outputs_of.defvjp(forward, backward)
-
     def wrapped(*args, **kwargs):
-        return outputs_of(*f.positional(args, kwargs))
+        return _outputs_of(f, *f.positional(args, kwargs))
 
     wrapped.__name__ = f"jax({f.name})"
     return wrapped
+
+
+def _same_specs(args):
+    return tuple(jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in args)
+
+
+def _call_on_host(f, *args):
+    outputs = f(*_host(args))
+    return tuple(np.asarray(o, dtype=jnp.result_type(a)).reshape(np.shape(a))
+                 for o, a in zip(outputs, args))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _outputs_of(f, *args):
+    """Every output of `f` (Note [The JAX bridge]: outputs mode)."""
+    runner = _runner(f, args)
+    if runner is not None:
+        return tuple(runner.forward(*args))
+    return _callback(functools.partial(_call_on_host, f), _same_specs(args), *args)
+
+
+@_outputs_of.defjvp
+def _outputs_tangents(f, primals, tangents):
+    outputs = _outputs_of(f, *primals)
+    tangents = [t if _differentiable(p) else jnp.zeros(np.shape(p), jnp.result_type(p))
+                for t, p in zip(tangents, primals)]
+    moved = _tangent_p.bind(*primals, *tangents, function=f)
+    return outputs, tuple(t if _differentiable(p) else _zero_tangent(p)
+                          for t, p in zip(moved, primals))
+
+
+# Note [Outputs in both modes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Without a loss, the derivative of f's outputs is the linear map t ↦ J t, bound as
+# the primitive `rlang_tangent` (its arguments: the primals, then the tangents).
+# Forward mode evaluates it with `rlang.jvp` (rlang's tangent code).  Reverse mode
+# never evaluates it: JAX transposes it, and the transpose, c ↦ Jᵀ c, is rlang's
+# gradient pass from f's outputs seeded with c (the foreign-function runner's, or
+# `rlang.vjp`'s pull-back on the host).  Under `jax.vmap` the primitive maps its
+# items one by one (`lax.map`).  So jvp, grad, vjp, jacfwd, jacrev and vmap all
+# compose; second derivatives of the outputs go through a `loss` instead (the
+# primitive has no derivative of its own).
+
+_tangent_p = Primitive("rlang_tangent")
+_tangent_p.multiple_results = True
+
+
+def _tangent_on_host(f, n, *args):
+    from ..ad.drivers import jvp
+
+    primals, tangents = args[:n], args[n:]
+    directions = [np.asarray(t, dtype=np.float64) if _differentiable(p) else None
+                  for p, t in zip(primals, tangents)]
+    directions = [d.item() if d is not None and d.ndim == 0 else d for d in directions]
+    _, moved = jvp(f, _host(primals), directions)
+    return tuple(np.zeros(np.shape(p), jnp.result_type(p)) if t is None else
+                 np.asarray(t, dtype=jnp.result_type(p)).reshape(np.shape(p))
+                 for t, p in zip(moved, primals))
+
+
+def _tangent_impl(*args, function):
+    n = len(args) // 2
+    return _callback(functools.partial(_tangent_on_host, function, n),
+                     _same_specs(args[:n]), *args)
+
+
+def _tangent_transpose(cotangents, *args, function):
+    n = len(args) // 2
+    primals, linear = args[:n], args[n:]
+    cotangents = [_float_zeros(p) if type(c) is ad.Zero or not _differentiable(p) else c
+                  for c, p in zip(cotangents, primals)]
+    grads = _pull_back(function, primals, cotangents)
+    return [None] * n + [g if ad.is_undefined_primal(t) and _differentiable(p) else None
+                         for g, t, p in zip(grads, linear, primals)]
+
+
+def _pull_back(f, primals, cotangents) -> list:
+    """Jᵀ c: the gradient pass from f's outputs, seeded with the cotangents."""
+    runner = _runner(f, primals)
+    if runner is not None:
+        outputs = runner.forward(*primals)
+        seeds = [c for c, t in zip(cotangents, runner.types) if shadow_type(t) is not None]
+        shadows = iter(runner.gradient_pass(*outputs, *seeds)[len(primals):])
+        return [next(shadows) if shadow_type(t) is not None else None for t in runner.types]
+    return list(_callback(functools.partial(_pull_on_host, f),
+                          tuple(_spec(p) for p in primals), *primals, *cotangents))
+
+
+def _pull_on_host(f, *args):
+    from ..ad.drivers import vjp
+
+    n = len(args) // 2
+    primal, cotangents = args[:n], args[n:]
+    _, pull = vjp(f, *_host(primal))
+    seeds = [np.asarray(c, dtype=np.float64) if _differentiable(p) else None
+             for p, c in zip(primal, cotangents)]
+    seeds = [s.item() if s is not None and s.ndim == 0 else s for s in seeds]
+    return tuple(_like(g, a) for g, a in zip(pull(seeds), primal))
+
+
+def _tangent_batched(args, dims, function):
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    moved = [jnp.broadcast_to(a, (size,) + np.shape(a)) if d is None else jnp.moveaxis(a, d, 0)
+             for a, d in zip(args, dims)]
+    outputs = jax.lax.map(lambda items: tuple(_tangent_p.bind(*items, function=function)),
+                          moved)
+    return list(outputs), [0] * (len(args) // 2)
+
+
+_tangent_p.def_impl(_tangent_impl)
+_tangent_p.def_abstract_eval(lambda *args, function: [
+    jax.core.ShapedArray(np.shape(a), jnp.result_type(a)) for a in args[:len(args) // 2]])
+mlir.register_lowering(_tangent_p, mlir.lower_fun(_tangent_impl, multiple_results=True))
+ad.primitive_transposes[_tangent_p] = _tangent_transpose
+batching.primitive_batchers[_tangent_p] = _tangent_batched

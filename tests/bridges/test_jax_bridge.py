@@ -180,3 +180,36 @@ end""", backend="llvm")
                                             r"expected 1.0") as caught:
             wrapped(0.0, 2.0)
         assert "<string>:5:5" in str(caught.value)
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+@pytest.mark.parametrize("program", PROGRAMS[:5], ids=lambda p: p.name)
+def test_outputs_in_forward_and_reverse_mode(program, backend):
+    """Note [Outputs in both modes]: without a loss, jvp, jacfwd, jacrev and vmap of
+    the outputs equal JAX's own derivatives of the same function."""
+    with enable_x64():
+        m = rlang.loads(program.source, backend=backend)
+        outputs = rlang.jax.wrap(m.f)
+        values = [jnp.asarray(v) for v in program.arguments(np.random.default_rng(11))]
+        argnums = tuple(range(len(values)))
+
+        def ours(*xs):
+            return outputs(0.0, *xs)[0]
+
+        def theirs(*xs):
+            return program.reference(jnp, *xs)
+
+        directions = [jnp.ones_like(v) for v in values]
+        got = jax.jvp(ours, values, directions)
+        expected = jax.jvp(theirs, values, directions)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-12)
+        for transform in (jax.jacfwd, jax.jacrev):
+            got = jax.jit(transform(ours, argnums))(*values)
+            expected = jax.grad(theirs, argnums)(*values)
+            for a, b in zip(got, expected):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+        batch = jnp.stack([values[0], 2.0 * values[0]])
+        axes = (0,) + (None,) * (len(values) - 1)
+        got = jax.vmap(jax.jacfwd(ours), in_axes=axes)(batch, *values[1:])
+        expected = jax.vmap(jax.grad(theirs), in_axes=axes)(batch, *values[1:])
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-12, atol=1e-12)
