@@ -95,9 +95,13 @@ def _as_array(value, name: str) -> np.ndarray:
                              "are host arrays (copy it with copy_to_host())")
     if isinstance(value, Stack):
         raise RlangTypeError(f"rlang.vmap does not batch stacks (argument `{name}`)")
-    if hasattr(value, "__dlpack__") and not hasattr(value, "__array__"):
-        return np.from_dlpack(value)
-    array = np.asarray(value)
+    try:
+        if hasattr(value, "__dlpack__") and not hasattr(value, "__array__"):
+            return np.from_dlpack(value)
+        array = np.asarray(value)
+    except (ValueError, TypeError, BufferError) as error:   # ragged lists, foreign memory
+        raise RlangTypeError(f"rlang.vmap: argument `{name}` is not an array NumPy can "
+                             f"read ({error})") from None
     if array.ndim == 0:
         raise RlangTypeError(f"rlang.vmap: argument `{name}` is a scalar, which has no "
                              "axis to map over (give it in_axes None)")

@@ -170,10 +170,21 @@ def _loss_function(f, loss):
         return value, tangent.astype(value.dtype)
 
     def wrapped(*args, **kwargs):
-        return loss_of(*f.positional(args, kwargs))
+        return loss_of(*_checked(f, f.positional(args, kwargs)))
 
     wrapped.__name__ = f"jax({f.name})"
     return wrapped
+
+
+def _checked(f, args) -> list:
+    """`args`, once the interpreter's rules say `f` takes values of their shapes and
+    dtypes: a wrong count, rank or type is its RlangTypeError now, where the call is
+    written, not an error inside XLA when the computation runs."""
+    from ..ad.drivers import called_with
+
+    stand_ins = [np.zeros(np.shape(a), dtype=jnp.result_type(a)) for a in args]
+    called_with(f, _host(stand_ins), "jax.wrap")
+    return args
 
 
 def _runner(f, args, where=(None, None)):
@@ -220,7 +231,7 @@ def _result_dtype(args):
 
 def _outputs_function(f):
     def wrapped(*args, **kwargs):
-        return _outputs_of(f, *f.positional(args, kwargs))
+        return _outputs_of(f, *_checked(f, f.positional(args, kwargs)))
 
     wrapped.__name__ = f"jax({f.name})"
     return wrapped

@@ -213,3 +213,12 @@ def test_outputs_in_forward_and_reverse_mode(program, backend):
         got = jax.vmap(jax.jacfwd(ours), in_axes=axes)(batch, *values[1:])
         expected = jax.vmap(jax.grad(theirs), in_axes=axes)(batch, *values[1:])
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_arguments_f_cannot_take_are_refused_where_the_call_is_traced():
+    m = rlang.loads(SOURCE, backend="llvm")
+    for wrapped in (rlang.jax.wrap(m.energy, loss="e!"), rlang.jax.wrap(m.energy)):
+        with pytest.raises(rlang.RlangTypeError, match="takes 4 argument"):
+            jax.jit(wrapped)(0.0, jnp.ones(2), 3.0)
+        with pytest.raises(rlang.RlangTypeError, match=r"must be an f64\[:\], got an f64\[:,:\]"):
+            jax.jit(wrapped)(0.0, jnp.ones((2, 2)), 3.0, 2)

@@ -195,6 +195,8 @@ def test_an_empty_batch_of_calls_runs_nothing(m):
     (lambda m: rlang.vmap(m.f)(0.0, np.ones(2), np.ones((2, 2))),
      "is a scalar, which has no axis to map over"),
     (lambda m: rlang.vmap(m.f, in_axes=1.5), "in_axes takes ints"),
+    (lambda m: rlang.vmap(m.f)(np.zeros(2), [1.0, 2.0], [[1.0], [2.0, 3.0]]),
+     "argument `x` is not an array NumPy can read"),
     (lambda m: rlang.vmap(3), "takes a function"),
 ])
 def test_bad_batches_are_clear_errors(m, call, message):
