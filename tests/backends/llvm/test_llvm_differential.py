@@ -6,7 +6,9 @@
   test, so the list stays true);
 - on generated programs (tests/property/generators.py, stacks included), the top
   function gives the same results on both backends, forward and inverse, with the
-  same `@safe` output, and the inverse gives back the inputs exactly.
+  same `@safe` output, and the inverse gives back the inputs exactly;
+- `rlang.vmap` of a generated top function on llvm gives every item what the
+  interpreter gives it alone (or fails at the same item).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import rlang
 from rlang.types_rules import BackendUnsupported
@@ -223,3 +226,52 @@ def test_conj_of_anything_but_a_complex_is_refused(argument, type_name):
         with pytest.raises(rlang.RlangTypeError,
                            match=f"CONJ needs a complex, got {type_name}"):
             m.f(argument, 0.0)
+
+
+def _varied(value, rng):
+    """Another argument of the same kind and shape as `value` (a batch item)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype == np.bool_:
+            return rng.integers(0, 2, value.shape).astype(np.bool_)
+        return np.array([v if abs(v) > 2 ** 62 else v + int(rng.integers(-3, 4))
+                         for v in value.tolist()], dtype=np.int64)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(rng.integers(0, 2))
+    return value if abs(value) > 2 ** 62 else value + int(rng.integers(-3, 4))
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases(), st.integers(0, 2 ** 32 - 1))
+def test_vmap_agrees_with_the_interpreter_item_by_item(case, seed):
+    """rlang.vmap on llvm (one native call for the batch, rlang/backends/llvm/batch.py)
+    gives each item what the interpreter gives it alone, or fails at the item where
+    the interpreter first fails, with the same error class."""
+    gp, args = case
+    rng = np.random.default_rng(seed)
+    items = [tuple(args)] + [tuple(_varied(a, rng) for a in args) for _ in range(2)]
+    interp = rlang.loads(gp.source, backend="interp")
+    llvm = rlang.loads(gp.source, backend="llvm")
+    batches = [np.stack([np.asarray(item[j]) for item in items]) for j in range(len(args))]
+    expected, failure = [], None
+    for k, item in enumerate(items):
+        try:
+            with redirect_stdout(io.StringIO()):
+                expected.append(interp[gp.top](*_copy(item)))
+        except rlang.RlangError as error:
+            failure = (k, type(error))
+            break
+    with redirect_stdout(io.StringIO()):
+        if failure is not None:
+            with pytest.raises(failure[1]) as caught:
+                rlang.vmap(llvm[gp.top])(*batches)
+            assert caught.value.batch_item == failure[0], gp.source
+            return
+        got = rlang.vmap(llvm[gp.top])(*batches)
+    for k, outputs in enumerate(expected):
+        for j, value in enumerate(outputs):
+            mine = got[j][k]
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(mine, value), f"{gp.source}\nitem {k} argument {j}"
+            else:
+                assert mine.item() == value, f"{gp.source}\nitem {k} argument {j}"
