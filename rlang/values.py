@@ -672,17 +672,15 @@ def is_device_array(value) -> bool:
 
 # ---------------------------------------------------------------- batches (rlang.vmap)
 
-#: The storage dtype of each kind of rev scalar (subclasses before their bases).
-_SCALAR_DTYPES = ((bool, np.bool_), (I32, np.int32), (F32, np.float32), (int, np.int64),
-                  (float, np.float64), (complex, np.complex128))
-
-
 def scalar_dtype(value):
-    """The NumPy dtype of arrays of the rev scalar `value` (not fixed or ulog)."""
-    for kind, dtype in _SCALAR_DTYPES:
-        if isinstance(value, kind):
-            return dtype
-    raise RlangTypeError(f"a batch cannot hold a value of type {type(value).__name__}")
+    """The NumPy dtype of arrays of the rev scalar `value` (DTYPES by its type name;
+    fixed and ulog arrays hold raw values and logarithms)."""
+    if isinstance(value, np.generic):       # (a Python function's NumPy scalars)
+        return value.dtype
+    name = _SCALAR_NAMES.get(type(value))
+    if name is None:
+        raise RlangTypeError(f"a batch cannot hold a value of type {type(value).__name__}")
+    return DTYPES[name]
 
 
 def storage_of(value):

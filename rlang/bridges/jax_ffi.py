@@ -39,6 +39,7 @@ import ctypes
 import itertools
 import re
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,8 @@ _DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f64": np.float64
 
 _COUNTER = itertools.count()
 _LOCK = threading.Lock()
+#: The runners of each backend object (a module's `compiled`), by specialisation.
+_RUNNERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 #: Every handler made in this process: its engine, callback and message buffers live
 #: as long as XLA may call it.
 _KEPT: list = []
@@ -97,7 +100,7 @@ def ffi_runner(function, values: list):
     if not all(_plain(t) for t in types) or \
             any(np.dtype(_storage(t)) != np.asarray(v).dtype for t, v in zip(types, values)):
         return None
-    cache = compiled.__dict__.setdefault("ffi_runners", {})
+    cache = _RUNNERS.setdefault(compiled, {})
     key = (function.name, types, function.inverse)
     if key not in cache:
         try:

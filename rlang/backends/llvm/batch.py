@@ -124,11 +124,10 @@ _BATCH_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p
 def _entry(native, symbol: str) -> tuple:
     """(`<symbol>_batch` as a ctypes function, the EntryLayout of its first item
     (descriptors), the positions it writes), looked up once per module and symbol."""
-    entries = native.__dict__.setdefault("batch_entries", {})
-    entry = entries.get(symbol)
+    entry = native.batch_entries.get(symbol)
     if entry is None:
         types, results, written = native.symbols[symbol]
-        entry = entries[symbol] = (
+        entry = native.batch_entries[symbol] = (
             _BATCH_ENTRY(native.engine.get_function_address(symbol + "_batch")),
             EntryLayout(types, results, objects=False, written=written), written)
     return entry

@@ -208,6 +208,7 @@ class NativeModule:
         self.engine.finalize_object()
         self._functions: dict = {}
         self._entries: dict = {}       # symbol → (ctypes function, EntryLayout)
+        self.batch_entries: dict = {}   # the same for batches (backends/llvm/batch.py)
         self.out = None                 # where @safe print writes (None: stdout)
         self._hooks = []                # the ctypes callbacks, kept alive with the module
         self._reports = threading.local()   # .frames: the failing call's frame variables
