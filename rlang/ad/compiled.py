@@ -295,30 +295,34 @@ def compiled_hvp(functions, name: str, args: list, vector: list, loss,
     """`rlang.hvp` on a compiled backend: one forward-over-reverse run whose tangent
     is `vector` (one entry per argument, None for those without a tangent)."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
-    tangents = run.zero_tangents()
-    for k, (tangent, direction) in enumerate(zip(tangents, vector)):
-        if tangent is None or direction is None:
-            continue
-        if isinstance(tangent, np.ndarray):
-            tangent[...] = direction
-        else:
-            tangents[k] = float(direction)
-    return tuple(run.column(tangents))
+    return tuple(run.column(run.tangents_along(vector)))
+
+
+def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vector: list,
+                         inverse: bool) -> tuple:
+    """`drivers.vjp_tangent` on a compiled backend: one forward-over-reverse run whose
+    gradient pass is seeded with `cotangents` and whose tangent is `vector` (both one
+    entry per argument, None for none)."""
+    run = _ForwardOverReverse(functions, name, args, None, inverse, "vjp", backward=True)
+
+    def seed(outputs, gradients):
+        for k, cotangent in enumerate(cotangents):
+            if cotangent is None or gradients[k] is None:
+                continue
+            if isinstance(gradients[k], np.ndarray):
+                gradients[k][...] = cotangent
+            else:
+                gradients[k] = float(cotangent)
+
+    pulled, moved = run.seeded_run(run.tangents_along(vector), seed)
+    return tuple(pulled), tuple(moved)
 
 
 def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool) -> tuple:
     """`rlang.jvp` on a compiled backend: the tangent transform of f run on copies of
     the arguments with `tangents` (one per argument, None for those without one)."""
     run = _ForwardOverReverse(functions, name, args, None, inverse, "jvp")
-    shadows = run.zero_tangents()
-    for k, (shadow, direction) in enumerate(zip(shadows, tangents)):
-        if shadow is None or direction is None or isinstance(shadow, Stack):
-            continue
-        if isinstance(shadow, np.ndarray):
-            shadow[...] = direction
-        else:
-            shadows[k] = float(direction)
-    outputs, output_tangents = run.forward_run(shadows)
+    outputs, output_tangents = run.forward_run(run.tangents_along(tangents))
     return tuple(outputs), tuple(None if isinstance(t, Stack) else t for t in output_tangents)
 
 
@@ -327,12 +331,15 @@ class _ForwardOverReverse:
     tangents)` gives the tangents of the loss's gradient (per argument; None where
     there is none) in the direction `tangents`."""
 
-    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str):
-        """`loss` None: the forward run alone (`forward_run`; jvp)."""
+    def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str,
+                 backward: bool | None = None):
+        """`loss` None: the forward run alone (`forward_run`; jvp), unless `backward`
+        asks for the gradient pass too (seeded by the caller: `seeded_run`)."""
         fn = functions.unit.functions[name]
         self.fn, self.functions = fn, functions
-        backward = loss is not None
-        if backward:                # the interpreter's errors, before compiling
+        backward = loss is not None if backward is None else backward
+        self.view = None
+        if loss is not None:        # the interpreter's errors, before compiling
             self.view = resolve_loss(fn, loss)
         if any(_is_device(a) for a in args):
             raise RlangTypeError(f"rlang.{driver} takes NumPy arrays, not device arrays "
@@ -354,6 +361,19 @@ class _ForwardOverReverse:
     def zero_tangents(self) -> list:
         return [_zero_gradient(v, t) for v, t in zip(self.values, self.types)]
 
+    def tangents_along(self, directions: list) -> list:
+        """The tangents of the arguments (zero tangents, stacks' included) with
+        `directions` (one per argument; None: zero) put in."""
+        tangents = self.zero_tangents()
+        for k, (tangent, direction) in enumerate(zip(tangents, directions)):
+            if tangent is None or direction is None or isinstance(tangent, Stack):
+                continue
+            if isinstance(tangent, np.ndarray):
+                tangent[...] = direction
+            else:
+                tangents[k] = float(direction)
+        return tangents
+
     def forward_run(self, tangents: list) -> tuple:
         """(outputs, output tangents) of f on copies of the arguments."""
         values = self.values
@@ -363,20 +383,32 @@ class _ForwardOverReverse:
         return new[:len(values)], _returned(tangents, new[len(values):], stacks=True)
 
     def column(self, tangents: list) -> list:
+        """The tangents of the loss's gradient along `tangents` (a Hessian column)."""
+        def seed(outputs, gradients):
+            _set(gradients, *loss_location(self.fn, outputs, self.view))
+
+        return self.seeded_run(tangents, seed)[1]
+
+    def seeded_run(self, tangents: list, seed) -> tuple:
+        """(gradients, their tangents along `tangents`), each a list with one entry
+        per argument (None for those without a gradient): f's tangent run, then the
+        tangent run of the gradient pass from its outputs, whose gradients start as
+        `seed(outputs, gradients)` leaves the zero gradients it is given."""
         functions, types = self.functions, self.types
         outputs, output_tangents = self.forward_run(tangents)
-        position, index = loss_location(self.fn, outputs, self.view)
         gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
-        _set(gradients, position, index)
+        seed(outputs, gradients)
         grads = [g for g in gradients if g is not None]
         zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
                  np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
         new = functions.run(self.backward, self.backward_symbol,
                             outputs + grads + [t for t in output_tangents if t is not None]
                             + zeros)
-        second = _returned(zeros, new[-len(zeros):]) if zeros else []
-        column = iter(second)
-        return [None if g is None else next(column) for g in gradients]
+        n = len(outputs)
+        first = iter(_returned(grads, new[n:n + len(grads)]))
+        second = iter(_returned(zeros, new[-len(zeros):]) if zeros else [])
+        return ([None if g is None else next(first) for g in gradients],
+                [None if g is None else next(second) for g in gradients])
 
 
 def _set(shadows: list, position: int, index, value: float = 1.0) -> None:

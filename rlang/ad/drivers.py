@@ -364,7 +364,7 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
         loss_location(fn, list(outputs), target)
     columns = []
     for k in range(len(inputs)):
-        final, engine = _dual_run(function, args, target,
+        final, engine = _dual_run(function, args, _loss_seed(fn, target),
                                   lambda position, index: 1.0 if (position, index) == inputs[k]
                                   else 0.0)
         columns.append([_tangent(_dual_gradient(engine, final[position], index))
@@ -372,12 +372,16 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
     return np.array(columns, dtype=np.float64).T.reshape(len(inputs), len(inputs))
 
 
-def _dual_run(function, args, target, tangent):
+def _loss_seed(fn, view):
+    """The seeding of `_dual_run` from the loss `view` of `fn`."""
+    return lambda engine, values: _seed(engine, fn, values, view)
+
+
+def _dual_run(function, args, seed, tangent):
     """f forward on dual numbers (the tangent of input (position, index) is
-    `tangent(position, index)`), then ~f over GVars of them from the loss `target`:
-    (the final values, the gradient engine)."""
+    `tangent(position, index)`), then ~f over GVars of them, whose gradients
+    `seed(engine, values)` sets: (the final values, the gradient engine)."""
     module = function.module
-    fn = module.unit.functions[function.name]
     forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     forward.evaluator.dual_mode = True
     outputs = run_deep(forward.call, function.name, _dual_arguments(args, tangent),
@@ -385,7 +389,7 @@ def _dual_run(function, args, target, tangent):
     engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     engine.evaluator.dual_mode = True
     values = [wrap(value) for value in outputs]
-    _seed(engine, fn, values, target)
+    seed(engine, values)
     return run_deep(engine.run, function.name, values, not function.inverse), engine
 
 
@@ -405,11 +409,50 @@ def hvp(function, args, vector, loss) -> tuple:
                                              loss, function.inverse)
             if result is not None:
                 return result
-        target = resolve_loss(module.unit.functions[function.name], loss)
-        final, engine = _dual_run(function, args, target, _along(vector))
+        fn = module.unit.functions[function.name]
+        final, engine = _dual_run(function, args, _loss_seed(fn, resolve_loss(fn, loss)),
+                                  _along(vector))
         inputs = {position for position, _ in _flat_float_inputs(args)}
         return tuple(_hvp_entry(engine, final[k], args[k]) if k in inputs else None
                      for k in range(len(args)))
+
+
+def vjp_tangent(function, args, cotangents, vector) -> tuple:
+    """`(pulled, moved)`: `pulled` is the gradient of Σ ⟨cotangent, output⟩ with
+    respect to each argument at `args` (what `vjp_fn(cotangents)` gives), and `moved`
+    its derivative when the arguments move along `vector`, Σᵢ cᵢ ∇²fᵢ · vector: one
+    forward-over-reverse run (`cotangents` as `vjp_fn` takes them, `vector` as `hvp`
+    does).  Both are shaped like the arguments, None for those without a gradient.
+    The bridges' second derivatives of outputs are this (Note [Outputs in both
+    modes], rlang/bridges/jax.py).  Float arguments have entries; complex and ulog
+    ones are refused.  The caller's arguments are left as they were."""
+    args = called_with(function, args, "vjp_tangent")
+    for k, arg in enumerate(args):
+        if np.iscomplexobj(arg) or isinstance(arg, (ULog, ULogArray)):
+            raise RlangTypeError(f"second derivatives of outputs take real arguments; "
+                                 f"argument {k} of `{function.name}` is "
+                                 f"{'ulog' if isinstance(arg, (ULog, ULogArray)) else 'complex'}")
+    seeds = _cotangents(function, args, cotangents)
+    vector = _directions(function, args, vector, "vjp_tangent")
+    with callers_arrays_kept(args):
+        module = function.module
+        if module.compiled is not None:
+            from .compiled import compiled_vjp_tangent
+
+            result = module.compiled_or_none(compiled_vjp_tangent, function.name, list(args),
+                                             seeds, vector, function.inverse)
+            if result is not None:
+                return result
+
+        def seed(engine, values):
+            for k, cotangent in enumerate(seeds):
+                if cotangent is not None:
+                    values[k] = _seeded(engine, values[k], cotangent)
+
+        final, engine = _dual_run(function, args, seed, _along(vector))
+        inputs = {position for position, _ in _flat_float_inputs(args)}
+        return tuple(tuple(entry(engine, final[k], args[k]) if k in inputs else None
+                           for k in range(len(args))) for entry in (_pulled_entry, _hvp_entry))
 
 
 def jvp(function, args, tangents) -> tuple:
@@ -541,6 +584,15 @@ def _tangent_of(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return np.zeros(value.shape)
     return None
+
+
+def _pulled_entry(engine, value, arg):
+    """The value part of a dual run's gradient of an argument (`_hvp_entry`: the
+    tangent part)."""
+    if not isinstance(arg, np.ndarray):
+        return float(_primal(_dual_gradient(engine, value, None)))
+    grad = engine.grads.of(value)
+    return np.zeros(arg.shape) if grad is None else _primal(grad).astype(np.float64)
 
 
 def _hvp_entry(engine, value, arg):

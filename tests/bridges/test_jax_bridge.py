@@ -3,6 +3,7 @@ inside JAX under jit, grad, value_and_grad, hessian and vmap, its derivatives
 rlang's own, on the interpreter and the llvm backend."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -222,3 +223,89 @@ def test_arguments_f_cannot_take_are_refused_where_the_call_is_traced():
             jax.jit(wrapped)(0.0, jnp.ones(2), 3.0)
         with pytest.raises(rlang.RlangTypeError, match=r"must be an f64\[:\], got an f64\[:,:\]"):
             jax.jit(wrapped)(0.0, jnp.ones((2, 2)), 3.0, 2)
+
+
+SECOND_ORDER = [("hessian", jax.hessian),
+                ("jacrev∘jacrev", lambda g, n: jax.jacrev(jax.jacrev(g, n), n)),
+                ("jacfwd∘jacfwd", lambda g, n: jax.jacfwd(jax.jacfwd(g, n), n)),
+                ("jacrev∘jacfwd", lambda g, n: jax.jacrev(jax.jacfwd(g, n), n))]
+
+
+@contextlib.contextmanager
+def global_x64():
+    """64-bit floats for every thread inside the block: host callbacks inside loops
+    (`lax.map`) may run on XLA's threads, which a `jax.enable_x64()` block does not
+    reach (docs/interop.md)."""
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", old)
+
+
+def _assert_nested_close(got, expected):
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+@pytest.mark.parametrize("program", PROGRAMS[:3], ids=lambda p: p.name)
+def test_second_derivatives_of_outputs_in_every_composition(program, backend):
+    """Note [Outputs in both modes]: without a loss, a function of the outputs has
+    JAX's own Hessian under hessian, jacrev∘jacrev, jacfwd∘jacfwd and jacrev∘jacfwd,
+    also when it is not linear in the outputs (the cotangents then depend on x)."""
+    with global_x64():
+        m = rlang.loads(program.source, backend=backend)
+        outputs = rlang.jax.wrap(m.f)
+        values = [jnp.asarray(v) for v in program.arguments(np.random.default_rng(5))]
+        argnums = tuple(range(len(values)))
+
+        def ours(*xs):
+            outs = outputs(0.0, *xs)
+            return outs[0] ** 2 + sum(jnp.sum(jnp.sin(o)) for o in outs[1:])
+
+        def theirs(*xs):
+            return program.reference(jnp, *xs) ** 2 + sum(jnp.sum(jnp.sin(x)) for x in xs)
+
+        expected = jax.hessian(theirs, argnums)(*values)
+        for name, transform in SECOND_ORDER:
+            _assert_nested_close(jax.jit(transform(ours, argnums))(*values), expected)
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_the_hessian_of_array_outputs_and_of_a_loss_in_reverse_over_reverse(backend):
+    with global_x64():
+        m = rlang.loads("""
+function g(x: f64[:], y: f64[:], k: i64)
+    for i = 0:length(x) - 1
+        y[i] += sin(x[i]) * x[(i + 1) % length(x)] * k
+    end
+end
+function h(e!: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        e! += exp(x[i]) * x[(i + 1) % length(x)]
+    end
+end""", backend=backend)
+        x, y = jnp.array([0.3, -0.7, 1.2]), jnp.array([1.0, 2.0, 3.0])
+
+        def theirs(x, y):
+            return y + jnp.sin(x) * jnp.roll(x, -1) * 2
+
+        wrapped = rlang.jax.wrap(m.g)
+        expected = jax.hessian(theirs, (0, 1))(x, y)
+        for name, transform in SECOND_ORDER:
+            got = jax.jit(transform(lambda x, y: wrapped(x, y, 2)[1], (0, 1)))(x, y)
+            _assert_nested_close(got, expected)
+        loss = rlang.jax.wrap(m.h, loss="e!")
+        expected = jax.hessian(lambda x: jnp.sum(jnp.exp(x) * jnp.roll(x, -1)))(x)
+        for name, transform in SECOND_ORDER:
+            _assert_nested_close(jax.jit(transform(lambda x: loss(0.0, x), 0))(x), expected)
+
+
+def test_a_third_derivative_is_refused_by_name():
+    with global_x64():
+        m = rlang.loads(SOURCE, backend="llvm")
+        outputs = rlang.jax.wrap(m.energy)
+        with pytest.raises(NotImplementedError, match="rlang_second"):
+            jax.jacfwd(jax.hessian(lambda x: outputs(0.0, x, 3.0, 2)[0]))(jnp.array([1.0, 2.0]))
