@@ -14,7 +14,10 @@ rlang (compiled where the module's backend compiles, docs/interop.md):
   whose backward is the Hessian-vector product `rlang.hvp`, so second derivatives
   are rlang's forward-over-reverse.
 - Without `loss`, it returns every output of `f` (its arguments' final values) as a
-  tuple of tensors; the backward is `rlang.vjp`'s pull-back (first derivatives).
+  tuple of tensors; the backward is `rlang.vjp`'s pull-back.  Under
+  `create_graph=True` the pull-back is `_PullBack`, differentiable in the arguments
+  and the incoming gradients: its backward is `rlang.jvp` and the forward-over-
+  reverse run `drivers.vjp_tangent` (Note [Outputs in both modes], bridges/jax.py).
 - CPU tensors cross as NumPy views (`Tensor.numpy()`, no copy) where they are
   float64; other float dtypes are widened to float64 (rlang computes in f64) and
   results come back in the tensor's dtype; tensors on another device are copied to
@@ -79,13 +82,16 @@ def _host(value, copy: bool = False):
     return array.copy() if copy else array
 
 
-def _tensor(value, like):
+def _tensor(value, like, floats=None):
     """An rlang result as a tensor of `like`'s dtype, shape and device (a tensor), or
-    of the default dtype for Python numbers."""
+    for a Python number of its kind, floats in `floats` (default: PyTorch's default
+    float dtype)."""
     if isinstance(like, torch.Tensor):
         dtype, device, shape = like.dtype, like.device, like.shape
     else:
         dtype, device, shape = _dtype_of_number(like), torch.device("cpu"), ()
+        if floats is not None and dtype == torch.get_default_dtype():
+            dtype = floats
     if device.type == "cpu":            # the common cases, without conversions
         if type(value) in (float, int, bool) and not shape:
             return torch.tensor(value, dtype=dtype)
@@ -120,7 +126,7 @@ def _gradient_like(gradient, like):
     return _tensor(gradient, like)
 
 
-def _loss_dtype(values):
+def _promoted_float(values):
     floats = [v.dtype for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
     if not floats:
         return torch.get_default_dtype()
@@ -151,15 +157,14 @@ class _Loss(torch.autograd.Function):
         from ..ad.drivers import loss_value, value_and_gradient
 
         ctx.f, ctx.loss = f, loss
-        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
-        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        _save(ctx, values)
         args = [_host(v) for v in values]       # (both keep the caller's arrays)
         if recording and any(ctx.needs_input_grad[3:]):
             value, ctx.gradients = value_and_gradient(f, args, loss)
         else:
             value, ctx.gradients = loss_value(f, args, loss), None
         value = np.real(complex(value)) if isinstance(value, complex) else float(value)
-        return torch.tensor(value, dtype=_loss_dtype(values))
+        return torch.tensor(value, dtype=_promoted_float(values))
 
     @staticmethod
     def backward(ctx, seed):
@@ -172,9 +177,18 @@ class _Loss(torch.autograd.Function):
                                           else None for g, v in zip(gradients, values))
 
 
+_TENSOR = object()      # where a saved value is a tensor (saved_tensors has it)
+
+
+def _save(ctx, values) -> None:
+    """Keep `values` (tensors and others) for the backward: `_saved_values`."""
+    ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
+    ctx.values = [_TENSOR if isinstance(v, torch.Tensor) else v for v in values]
+
+
 def _saved_values(ctx) -> list:
     tensors = iter(ctx.saved_tensors)
-    return [next(tensors) if v is None else v for v in ctx.values]
+    return [next(tensors) if v is _TENSOR else v for v in ctx.values]
 
 
 class _Gradient(torch.autograd.Function):
@@ -186,8 +200,7 @@ class _Gradient(torch.autograd.Function):
         from ..ad.drivers import gradient
 
         ctx.f, ctx.loss = f, loss
-        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
-        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        _save(ctx, values)
         gradients = gradient(f, _arguments(f, values), loss)
         out = [_gradient_like(g, v) for g, v in zip(gradients, values)]
         zeros = [k for k, g in enumerate(out) if g is None]
@@ -212,23 +225,62 @@ class _Outputs(torch.autograd.Function):
     @staticmethod
     def forward(ctx, f, *values):
         ctx.f = f
-        ctx.save_for_backward(*[v for v in values if isinstance(v, torch.Tensor)])
-        ctx.values = [None if isinstance(v, torch.Tensor) else v for v in values]
+        _save(ctx, values)
         written = _written(f)
         outputs = f(*_arguments(f, values))     # (arrays only read: copied out below)
+        floats = _promoted_float(values)            # Python floats: as the tensors promote
         result = tuple(_tensor(o.copy() if isinstance(o, np.ndarray) and k not in written
-                               else o, v) for k, (o, v) in enumerate(zip(outputs, values)))
-        ctx.mark_non_differentiable(*[r for r, v in zip(result, values)
-                                      if not _differentiable(v)])
+                               else o, v, floats)
+                       for k, (o, v) in enumerate(zip(outputs, values)))
+        ctx.mark_non_differentiable(*[r for r in result if not _differentiable(r)])
         return result
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
-        from ..ad.drivers import vjp
+        values = _saved_values(ctx)     # (a float output of a Python number has one)
+        seeds = [c if c is not None and _differentiable(c) else None for c in cotangents]
+        if not torch.is_grad_enabled():                 # a first derivative alone
+            return (None,) + _pulled(ctx.f, values, seeds)
+        pulled = _PullBack.apply(ctx.f, len(values), *values, *seeds)
+        return (None,) + tuple(p if _differentiable(v) else None for p, v in zip(pulled, values))
 
-        values = _saved_values(ctx)
-        _, pull = vjp(ctx.f, *_arguments(ctx.f, values))
-        seeds = [_host(c) if c is not None and _differentiable(v) else None
-                 for c, v in zip(cotangents, values)]
-        return (None,) + tuple(_gradient_like(g, v) for g, v in zip(pull(seeds), values))
+
+def _pulled(f, values, seeds) -> tuple:
+    """Jᵀc: `rlang.vjp`'s pull-back of `f` at `values`, seeded with `seeds` (tensors,
+    None for none), as a gradient per value."""
+    from ..ad.drivers import vjp
+
+    _, pull = vjp(f, *_arguments(f, values))
+    pulled = pull([None if s is None else _host(s) for s in seeds])
+    return tuple(_gradient_like(g, v) for g, v in zip(pulled, values))
+
+
+class _PullBack(torch.autograd.Function):
+    """Jᵀc as a differentiable function of the arguments x and the cotangents c;
+    backward (a second derivative: Note [Outputs in both modes], bridges/jax.py):
+    for c, J w (`rlang.jvp`); for x, Σᵢ cᵢ Hᵢ w (`drivers.vjp_tangent`)."""
+
+    @staticmethod
+    def forward(ctx, f, n, *values_and_seeds):
+        values, seeds = list(values_and_seeds[:n]), list(values_and_seeds[n:])
+        ctx.f, ctx.n = f, n
+        _save(ctx, values_and_seeds)
+        pulled = [torch.zeros(()) if g is None else g for g in _pulled(f, values, seeds)]
+        ctx.mark_non_differentiable(*[p for p, v in zip(pulled, values)
+                                      if not _differentiable(v)])
+        return tuple(pulled)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *vector):
+        from ..ad.drivers import jvp, vjp_tangent
+
+        saved = _saved_values(ctx)
+        values, seeds = saved[:ctx.n], saved[ctx.n:]
+        directions = [_host(w) if _differentiable(v) else None for w, v in zip(vector, values)]
+        args = _arguments(ctx.f, values)
+        hosted = [None if s is None else _host(s) for s in seeds]
+        moved = vjp_tangent(ctx.f, args, hosted, directions)[1]
+        pushed = jvp(ctx.f, args, directions)[1]
+        return (None, None) + tuple(_gradient_like(m, v) for m, v in zip(moved, values)) \
+            + tuple(None if s is None else _gradient_like(p, s) for p, s in zip(pushed, seeds))

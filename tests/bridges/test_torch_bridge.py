@@ -64,6 +64,33 @@ def test_gradcheck_and_gradgradcheck_pass(backend):
     assert torch.autograd.gradcheck(lambda y, *xs: outputs(y, *xs), (y,) + args)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", PROGRAMS[:3], ids=lambda p: p.name)
+def test_second_derivatives_of_outputs_equal_pytorchs_own(program, backend):
+    """Without a loss, the Hessian of a function of the outputs that is not linear
+    in them (so the incoming gradients depend on the arguments), and gradgradcheck
+    of the outputs themselves."""
+    m = rlang.loads(program.source, backend=backend)
+    outputs = rlang.torch.wrap(m.f)
+    values = tuple(tensors(program.arguments(np.random.default_rng(7)), False))
+
+    def ours(*xs):
+        outs = outputs(0.0, *xs)
+        return outs[0] ** 2 + sum(torch.sin(o).sum() for o in outs[1:])
+
+    def theirs(*xs):
+        return program.reference(torch, *xs) ** 2 + sum(torch.sin(x).sum() for x in xs)
+
+    got = torch.autograd.functional.hessian(ours, values)
+    expected = torch.autograd.functional.hessian(theirs, values)
+    for row, expected_row in zip(got, expected):
+        for block, expected_block in zip(row, expected_row):
+            np.testing.assert_allclose(block.numpy(), expected_block.numpy(),
+                                       rtol=1e-10, atol=1e-10)
+    args = tuple(t.requires_grad_() for t in tensors(program.arguments(np.random.default_rng(8))))
+    assert torch.autograd.gradgradcheck(lambda *xs: outputs(0.5, *xs)[0], args)
+
+
 def test_no_grad_runs_no_gradient(monkeypatch):
     m = rlang.loads(PROGRAMS[0].source, backend="llvm")
     wrapped = rlang.torch.wrap(m.f, loss="y!")
