@@ -95,7 +95,8 @@ def bridge_overheads(m, count: int) -> list:
             ("  (floor: a jitted no-op pure_callback)", _callback_floor(count), None),
             ("direct call + rlang.gradient", gradient, None),
             ("torch forward + backward", in_torch, in_torch - gradient),
-            ("  (floor: a no-op autograd.Function)", _function_floor(count), None)]
+            ("  (floor: a no-op autograd.Function)", _function_floor(count), None),
+            ("  (PyTorch's own a*b*b, fwd + bwd)", _native_floor(count), None)]
 
 
 def _callback_floor(count: int) -> float:
@@ -121,6 +122,14 @@ def _function_floor(count: int) -> float:
     a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
     b = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
     return median_time(lambda: _Noop.apply(a, b).backward(), count)
+
+
+def _native_floor(count: int) -> float:
+    """What PyTorch itself takes for the same function, forward and backward, with
+    no custom Function: its autograd engine's cost, which any bridge pays too."""
+    a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    return median_time(lambda: (a * b * b).backward(), count)
 
 
 def batched_gradients(m, batch: int) -> list:
