@@ -69,6 +69,8 @@ def _host(value, copy: bool = False):
     they are."""
     if not isinstance(value, torch.Tensor):
         return value
+    if value.dtype is torch.float64 and not value.shape and value.device.type == "cpu":
+        return value.item()                     # the common scalar, without a view
     tensor = value.detach()
     if tensor.device.type != "cpu":
         tensor = tensor.cpu()
@@ -160,7 +162,12 @@ class _Loss(torch.autograd.Function):
         _save(ctx, values)
         args = [_host(v) for v in values]       # (both keep the caller's arrays)
         if recording and any(ctx.needs_input_grad[3:]):
-            value, ctx.gradients = value_and_gradient(f, args, loss)
+            value, gradients = value_and_gradient(f, args, loss)
+            # ready now: the backward only scales them by its seed (the engine casts
+            # a gradient to its input's dtype; a CPU scalar's stays a number)
+            ctx.gradients = [g if type(g) is float and isinstance(v, torch.Tensor) and
+                             not v.shape and v.device.type == "cpu" and _differentiable(v)
+                             else _gradient_like(g, v) for g, v in zip(gradients, values)]
         else:
             value, ctx.gradients = loss_value(f, args, loss), None
         value = np.real(complex(value)) if isinstance(value, complex) else float(value)
@@ -168,13 +175,13 @@ class _Loss(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, seed):
-        values = _saved_values(ctx)
         if torch.is_grad_enabled():                 # create_graph: differentiable
+            values = _saved_values(ctx)
             gradients = _Gradient.apply(ctx.f, ctx.loss, *values)
-        else:
-            gradients = [_gradient_like(g, v) for g, v in zip(ctx.gradients, values)]
-        return (None, None, None) + tuple(seed.to(g.dtype) * g if _differentiable(v)
-                                          else None for g, v in zip(gradients, values))
+            return (None, None, None) + tuple(seed * g if _differentiable(v) else None
+                                              for g, v in zip(gradients, values))
+        return (None, None, None) + tuple(None if g is None else seed * g
+                                          for g in ctx.gradients)
 
 
 _TENSOR = object()      # where a saved value is a tensor (saved_tensors has it)
