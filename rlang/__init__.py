@@ -15,22 +15,26 @@ __version__ = "0.1.0"
 
 _AD = ("gradient", "check_grad", "jacobian", "hessian", "hvp", "hessian_diag", "jvp", "vjp")
 _TRANSFORMS = ("grad", "value_and_grad")
-_FRAMEWORKS = {"jax": "JAX", "torch": "PyTorch"}
+#: the optional parts: (module, what it needs, the package whose absence says so, extra)
+_OPTIONAL = {"jax": (".bridges.jax", "JAX", "jax"),
+             "torch": (".bridges.torch", "PyTorch", "torch"),
+             "dask": (".dask", "Dask's distributed", "distributed")}
 
 
 def __getattr__(name: str):
     """The AD drivers (rlang/ad/drivers.py), the function transforms
     (rlang/transforms.py, rlang/batching.py) and the bridges, imported on first use: a
     plain run needs none of them."""
-    if name in ("jax", "torch"):      # the bridges (rlang/bridges/jax.py, torch.py)
+    if name in _OPTIONAL:     # the bridges (rlang/bridges/), clusters (rlang/dask.py)
         import importlib
 
+        module, needs, package = _OPTIONAL[name]
         try:
-            value = importlib.import_module(f".bridges.{name}", __name__)
+            value = importlib.import_module(module, __name__)
         except ModuleNotFoundError as error:
-            if error.name != name:
+            if error.name != package:
                 raise
-            raise ImportError(f"rlang.{name} needs {_FRAMEWORKS[name]}, which is not "
+            raise ImportError(f"rlang.{name} needs {needs}, which is not "
                               f"installed: pip install \"rlang[{name}]\"") from None
         globals()[name] = value
         return value

@@ -58,16 +58,20 @@ def load_unit(path: str, confine: bool = False) -> Unit:
     return loads_unit(read_source(path, notes=where), path, confine)
 
 
-def loads_unit(text: str, file: str = "<string>", confine: bool = False) -> Unit:
+def loads_unit(text: str, file: str = "<string>", confine: bool = False,
+               shipped: dict | None = None) -> Unit:
     """Parse source `text` (named `file` in errors) and everything it includes (with
     `confine`, only includes in the directory tree of `file`, and std/; only std/
-    where `file` names no file, as "<string>")."""
+    where `file` names no file, as "<string>").  `shipped` maps include paths (as
+    `Unit.sources` names them) to their texts, which are taken instead of reading
+    those files: a program rebuilt where its files are not (`rlang.dask`)."""
     from .parser import parse      # lark: imported on the first load, not by `import rlang`
 
     program = parse(text, file)
     unit = Unit(program=program, file=file, sources=[(file, text)])
     roots = _roots(file) if confine else None
-    _collect(unit, program, file, active=[_key(file)], seen={_key(file)}, roots=roots)
+    _collect(unit, program, file, active=[_key(file)], seen={_key(file)}, roots=roots,
+             shipped=shipped or {})
     return unit
 
 
@@ -134,7 +138,7 @@ def _include_notes(include: ast.Include, including_file: str) -> tuple:
 
 
 def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: set,
-             roots=None) -> None:
+             roots=None, shipped: dict | None = None) -> None:
     for item in program.items:
         if isinstance(item, ast.Include):
             path = _resolve(item, file)
@@ -148,13 +152,14 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             seen.add(key)
             from .parser import parse
 
-            text = read_source(path, item.span, _include_notes(item, file))
+            text = shipped[path] if shipped and path in shipped else \
+                read_source(path, item.span, _include_notes(item, file))
             try:
                 included = parse(text, path)
                 unit.included_programs.append(included)
                 unit.sources.append((path, text))
                 active.append(key)
-                _collect(unit, included, path, active, seen, roots)
+                _collect(unit, included, path, active, seen, roots, shipped)
                 active.pop()
             except ParseError as error:
                 error.notes += (f"{item.path} is included at {item.span}",)
