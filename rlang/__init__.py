@@ -9,6 +9,7 @@ from .errors import (CheckError, CheckErrors, InternalError, LimitExceeded, Pars
                      ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError)
 from .numbers import (F32, I32, Fixed, FixedArray, ULog, ULogArray, fixed_array, to_floats,
                       ulog_array)
+from .threads import get_num_threads, set_num_threads
 from .values import Stack
 
 __version__ = "0.1.0"
@@ -53,7 +54,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rlang' has no attribute {name!r}")
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "hvp",
-           "hessian_diag", "jvp", "vjp", "grad", "vmap",
+           "hessian_diag", "jvp", "vjp", "grad", "vmap", "set_num_threads", "get_num_threads",
            "value_and_grad", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rlang"
 #: its own layer and of the layers below; never one above.
 LAYERS = [
     ("kernel", ("span", "errors", "ieee", "deep", "dual", "gvalue", "complex_math", "primitives", "numbers",
-                "types_rules", "values")),
+                "types_rules", "values", "threads")),
     ("frontend", ("frontend",)),
     ("interp", ("interp",)),
     ("ir", ("ir",)),

@@ -13,6 +13,7 @@ native call per batch]).  `emit_batch_entry` makes the native side.
 from __future__ import annotations
 
 import ctypes
+import functools
 
 from llvmlite import ir as ll
 
@@ -91,30 +92,88 @@ def emit_batch_entry(out: ll.Module, target: ll.Function, fn: ir.Function) -> No
     b.ret(ll.Constant(_I32, 0))
 
 
+# Note [Batches on threads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# The items of a batch are independent, so `run_batch` splits a large batch into
+# blocks of consecutive items (at least MIN_BLOCK each, about four per thread) and
+# runs them on `rlang.get_num_threads()` threads (rlang/threads.py): each block is
+# one call of the batch entry over its items, whose argument pointers start at the
+# block's first item.  ctypes releases the GIL for the native call, so the blocks
+# run at once.  Every item computes what it computes alone, so the results are the
+# same bits for any thread count.  A failed check is the failure of the lowest
+# item that failed, as a run in one call stops at its first: the blocks after it
+# may have run on other threads, so the arrays the entry writes are copied first
+# and their items after the failing one are put back (the failing item keeps what
+# it had written when it failed, as in one call).  A module that recurses (its
+# deep stacks need the big-stack thread of run_deep) or prints (the lines would
+# interleave) runs on one thread.
+
+#: The fewest items of a block on another thread: fewer cost more to hand out than
+#: they save.
+MIN_BLOCK = 256
+
+
 def run_batch(native, symbol: str, values: list, batches: list, n: int,
               max_depth: int) -> None:
-    """Run `symbol` of `native` (a jit.NativeModule) on n items (module docstring)."""
+    """Run `symbol` of `native` (a jit.NativeModule) on n items (module docstring;
+    Note [Batches on threads])."""
+    from ...threads import get_num_threads, run_blocks
+
     if n == 0:
         return
     function, layout, written = _entry(native, symbol)
     for k in written:       # a batch the function writes must take the writes
         if batches[k] is not None and not batches[k].flags.writeable:
             raise ReadOnlyArgument(k)
-    steps = (ctypes.c_int64 * max(len(batches), 1))(*_steps(batches))
+    steps = _steps(batches)
+    single = native.recursive or native.prints
+    blocks = _blocks(n, 1 if single else get_num_threads())
+    run = (function, layout, native.sites, values, batches, steps, max_depth)
+    if len(blocks) == 1:
+        failures = [_run_block(*run, 0, n)]
+    else:
+        kept = [(k, batches[k].copy()) for k in sorted(set(written)) if batches[k] is not None]
+        failures = run_blocks([functools.partial(_run_block, *run, start, stop)
+                               for start, stop in blocks])
+    failures = [f for f in failures if f is not None]
+    if failures:
+        error, index = min(failures, key=lambda failure: failure[1])
+        if len(blocks) > 1:
+            for k, copy in kept:
+                batches[k][index + 1:] = copy[index + 1:]
+        raise in_batch_item(error, index)
+
+
+def _blocks(n: int, threads: int) -> list:
+    """(start, stop) of the blocks of a batch of n items on `threads` threads."""
+    if threads <= 1 or n < 2 * MIN_BLOCK:
+        return [(0, n)]
+    size = -(-n // min(4 * threads, n // MIN_BLOCK))
+    return [(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def _run_block(function, layout, sites, values, batches, steps, max_depth,
+               start: int, stop: int):
+    """Run items start … stop − 1 in one native call: None, or (the error, the
+    index of the item that failed)."""
+    if start:
+        values = [batch[start] if batch is not None and isinstance(t, ir.ArrayType) else v
+                  for v, batch, t in zip(values, batches, layout.types)]
     buffer = layout.pack(values, max_depth)
     try:
         pointers = layout.args(buffer)
         for k, batch in enumerate(batches):     # a batched scalar: its first item
             if batch is not None and not isinstance(layout.types[k], ir.ArrayType):
-                ctypes.c_void_p.from_address(pointers + 8 * k).value = data_address(batch)
+                ctypes.c_void_p.from_address(pointers + 8 * k).value = \
+                    data_address(batch) + start * steps[k]
         failed = ctypes.c_int64(-1)
-        status = function(layout.ctx(buffer), layout.args(buffer), n, steps,
-                          ctypes.byref(failed))
+        status = function(layout.ctx(buffer), pointers, stop - start,
+                          (ctypes.c_int64 * max(len(steps), 1))(*steps), ctypes.byref(failed))
     finally:
         layout.release(buffer, values)
-    if status != 0:
-        error = error_from_context(layout.context(buffer), native.sites, max_depth, [])
-        raise in_batch_item(error, failed.value)
+    if status == 0:
+        return None
+    return error_from_context(layout.context(buffer), sites, max_depth, []), start + failed.value
 
 
 _BATCH_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,

@@ -233,6 +233,7 @@ class NativeModule:
 
         self._install_hook(PRINT_HOOK, print_hook)
         self._install_hook(LOCALS_HOOK, locals_hook)
+        self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
 
     def _install_hook(self, name: str, function) -> None:
         address = self.engine.get_global_value_address(name)

@@ -1,0 +1,159 @@
+"""Threads (LANGUAGE.md §14; rlang/threads.py): the thread count and its sources,
+and `rlang.vmap` on the llvm backend spread over threads (Note [Batches on threads],
+rlang/backends/llvm/batch.py): the same bits for 1, 2 and 4 threads, a failure at
+the same item with the same arrays after it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang.threads import run_blocks
+
+SOURCE = """
+function wave(y!, a, x: f64[:])
+    for i = 0:length(x) - 1
+        for j = 0:20
+            y! += a * sin(x[i] * j) / (1.0 + j)
+        end
+    end
+end
+
+function move!(v!: f64[:], s: f64)
+    for i = 0:length(v!) - 1
+        v![i] += sin(s * (i + 1))
+    end
+end
+
+function pick(y!, x: f64[:], i: i64)
+    y! += x[i] * x[i]
+end
+
+function poke!(v!: f64[:], i: i64)
+    v![0] += 1.0
+    v![i] += 2.0
+end
+"""
+COUNT = 2000        # eight blocks of 250 on 2 threads: more than one block
+
+
+@pytest.fixture
+def threads():
+    """Set the thread count inside a test; the default again after it."""
+    yield rlang.set_num_threads
+    from rlang import threads as module
+
+    module._state["count"] = None
+
+
+@pytest.fixture(scope="module")
+def m():
+    return rlang.loads(SOURCE, backend="llvm")
+
+
+def test_the_count_comes_from_set_num_threads_then_the_environment(threads):
+    assert rlang.get_num_threads() >= 1
+    threads(3)
+    assert rlang.get_num_threads() == 3
+    threads(64)                             # above the CPU count: taken
+    assert rlang.get_num_threads() == 64
+    for bad in (0, -2, 1.5, True, "2"):
+        with pytest.raises(rlang.RlangTypeError, match="positive integer"):
+            threads(bad)
+    code = "import rlang; print(rlang.get_num_threads())"
+    for value, expected in (("5", "5"), ("", str(len(os.sched_getaffinity(0))))):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "RLANG_NUM_THREADS": value}, check=True)
+        assert out.stdout.strip() == expected
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "RLANG_NUM_THREADS": "many"})
+    assert "RLANG_NUM_THREADS must be a positive integer (1, 2, …), got 'many'" in out.stderr
+
+
+def test_run_blocks_keeps_order_and_runs_at_most_the_count_at_once(threads):
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def block(k):
+        def run():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.01)
+            with lock:
+                running[0] -= 1
+            return k
+        return run
+
+    threads(3)
+    assert run_blocks([block(k) for k in range(12)]) == list(range(12))
+    assert most[0] == 3
+    threads(1)
+    most[0] = 0
+    assert run_blocks([block(k) for k in range(4)]) == list(range(4))
+    assert most[0] == 1
+
+
+def _batch():
+    rng = np.random.default_rng(3)
+    return np.zeros(COUNT), rng.normal(size=COUNT), rng.normal(size=(COUNT, 4))
+
+
+def test_batches_give_the_same_bits_on_any_number_of_threads(m, threads):
+    results = {}
+    for count in (1, 2, 4):
+        threads(count)
+        ys, a, x = _batch()
+        grads = rlang.vmap(rlang.value_and_grad(m.wave, "y!"))(ys, a, x)
+        called = rlang.vmap(m.wave)(ys.copy(), a, x)
+        v = x.copy()
+        rlang.vmap(m.move_)(v, a)
+        back = v.copy()
+        rlang.vmap(~m.move_)(back, a)
+        results[count] = [grads[0], *grads[1], *called, v, back]
+    for count in (2, 4):
+        for one, other in zip(results[1], results[count]):
+            np.testing.assert_array_equal(one, other)
+    ys, a, x = _batch()
+    expected = rlang.gradient(m.wave, (0.0, a[1234], x[1234]), loss="y!")
+    assert results[4][2][1234] == expected[1]
+    np.testing.assert_array_equal(results[4][3][1234], expected[2])
+
+
+def test_a_failure_is_the_lowest_failing_item_with_the_same_arrays(m, threads):
+    seen = {}
+    for count in (1, 2, 4):
+        threads(count)
+        index = np.zeros(COUNT, dtype=np.int64)
+        index[[700, 1500, 1999]] = 9            # three items out of bounds
+        ys = np.zeros(COUNT)
+        with pytest.raises(rlang.RlangRuntimeError, match="out of bounds") as error:
+            rlang.vmap(m.pick)(ys, np.ones((COUNT, 3)), index)
+        seen[count] = (error.value.batch_item, ys.copy(), str(error.value))
+    assert seen[1][0] == 700
+    for count in (2, 4):
+        assert seen[count][0] == 700 and seen[count][2] == seen[1][2]
+        np.testing.assert_array_equal(seen[count][1], seen[1][1])
+
+
+def test_arrays_written_in_place_are_as_one_call_leaves_them_after_a_failure(m, threads):
+    """The items before the failing one have run, the failing one has made the
+    writes before its failure, and the items after it are untouched, also where
+    other threads had run them."""
+    for count in (1, 2, 4):
+        threads(count)
+        index = np.ones(COUNT, dtype=np.int64)
+        index[[900, 1800]] = 5
+        v = np.zeros((COUNT, 3))
+        with pytest.raises(rlang.RlangRuntimeError) as error:
+            rlang.vmap(m.poke_)(v, index)
+        assert error.value.batch_item == 900
+        np.testing.assert_array_equal(v[:900], [[1.0, 2.0, 0.0]] * 900)
+        np.testing.assert_array_equal(v[900], [1.0, 0.0, 0.0])
+        np.testing.assert_array_equal(v[901:], 0.0)
