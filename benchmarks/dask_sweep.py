@@ -4,7 +4,7 @@ against baselines measured in this run.
     python benchmarks/dask_sweep.py [--items N] [--steps S]
 
 N gradients of the pendulum integrator of examples/sweep/pendulum.rev (S leapfrog
-steps: about 1 ms a gradient with the default 2,500 on the machine this was written
+steps: about 1 ms a gradient with the default 12,500 on the machine this was written
 on), llvm backend:
 
 - a loop of `rlang.gradient` in this process (the sequential baseline);
@@ -50,7 +50,7 @@ def on_cluster(m, items: list, workers: int) -> tuple:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--steps", type=int, default=2_500)
+    parser.add_argument("--steps", type=int, default=12_500)
     args = parser.parse_args()
     m = rlang.load(str(PROGRAM), backend="llvm")
     items = inputs(args.items, args.steps)
