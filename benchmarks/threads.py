@@ -59,7 +59,8 @@ def main() -> None:
     print(f"rlang.vmap over {args.batch} items (ratio: 1 thread's time / this one's)")
     for count, call, grad in rows:
         print(f"  {count} thread{'s' if count > 1 else ' '}   calls {call * 1e3:8.2f} ms "
-              f"{rows[0][1] / call:5.2f}×   gradients {grad * 1e3:8.2f} ms {rows[0][2] / grad:5.2f}×")
+              f"{rows[0][1] / call:5.2f}×   gradients {grad * 1e3:8.2f} ms "
+              f"{rows[0][2] / grad:5.2f}×")
 
 
 if __name__ == "__main__":

@@ -143,7 +143,12 @@ def _check_function(f, driver: str) -> None:
 def _over_cluster(f, inputs, client, loss, chunk_size, progress, driver: str) -> list:
     _check_function(f, driver)
     inputs = _argument_tuples(inputs, driver)
-    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+    if client is not None and not isinstance(client, distributed.Client):
+        raise RlangTypeError(f"rlang.dask.{driver}: client must be a distributed.Client "
+                             f"(or None for a LocalCluster of this machine), got "
+                             f"{type(client).__name__}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or
+                                   isinstance(chunk_size, bool) or chunk_size < 1):
         raise RlangTypeError(f"rlang.dask.{driver}: chunk_size must be a positive int, "
                              f"got {chunk_size!r}")
     if not inputs:

@@ -82,8 +82,9 @@ def run_blocks(calls: list) -> list:
 
     helpers = [pool.submit(work) for _ in range(threads - 1)]
     work()
-    for helper in helpers:
-        helper.result()
+    for helper in helpers:      # one not started has nothing left to take: it is
+        if not helper.cancel():     # cancelled, so a call made from a pool thread
+            helper.result()         # never waits on the pool it occupies
     for value, error in outcomes:
         if error is not None:
             raise error

@@ -124,6 +124,17 @@ def a_type(value) -> str:
     return with_article(type_name(value))
 
 
+def argument_type(value) -> str:
+    """`a_type(value)` as an argument error says it: an array whose dtype rev has no
+    type for (Python objects, strings, dates) by that dtype, not by the f64 its
+    object elements would be inside a Hessian run."""
+    if isinstance(value, np.ndarray) and not isinstance(value, (FixedArray, ULogArray)) \
+            and value.dtype.kind not in "biufc":
+        kind = {"O": "Python objects", "U": "strings", "S": "bytes"}.get(value.dtype.kind)
+        return f"a NumPy array of {kind or f'dtype {value.dtype}'}"
+    return a_type(value)
+
+
 def with_article(name: str) -> str:
     """A type name with its indefinite article, as it is read aloud ("an f64")."""
     vowel_sound = name[0] in "aeio" or (name[0] == "f" and name[1:2].isdigit())

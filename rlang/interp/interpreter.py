@@ -38,8 +38,8 @@ from ..frontend.invert import invert_body
 from .loops import execute_for
 from ..frontend.printer import format_expr, format_type
 from .safe import execute_safe
-from ..values import (Stack, a_type, conform, is_device_array, scalar_type, summarize,
-                      with_article, zero_of)
+from ..values import (Stack, a_type, argument_type, conform, is_device_array, scalar_type,
+                      summarize, with_article, zero_of)
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -212,7 +212,7 @@ class Interpreter:
             shown = summarize(value) if scalar_type(value) or \
                 isinstance(value, (np.ndarray, Stack)) else repr(value)[:60]
             what = "an integer outside i64," if type(value) is int and \
-                not -(1 << 63) <= value < 1 << 63 else a_type(value)
+                not -(1 << 63) <= value < 1 << 63 else argument_type(value)
             notes = ("a device array is read from the host only for a parameter the function "
                      "does not update: load the program with backend=\"cuda\", or copy it "
                      "with copy_to_host()",) if is_device_array(value) else ()

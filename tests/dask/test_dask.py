@@ -102,8 +102,11 @@ def test_bad_uses_are_clear_errors(client):
         rlang.dask.map(m.energy, 5, client=client)
     with pytest.raises(rlang.RlangTypeError, match="input 1 must be a tuple"):
         rlang.dask.map(m.energy, [(0.0, 1.0, np.ones(2), 1), 3.0], client=client)
-    with pytest.raises(rlang.RlangTypeError, match="chunk_size"):
-        rlang.dask.map(m.energy, inputs(2), client=client, chunk_size=0)
+    for bad in (0, True, 2.0):
+        with pytest.raises(rlang.RlangTypeError, match="chunk_size"):
+            rlang.dask.map(m.energy, inputs(2), client=client, chunk_size=bad)
+    with pytest.raises(rlang.RlangTypeError, match="client must be a distributed.Client"):
+        rlang.dask.map(m.energy, inputs(2), client="tcp://localhost:8786")
     with pytest.raises(rlang.RlangError, match="loss"):
         rlang.dask.gradients(m.energy, inputs(2), loss="nope", client=client)
     assert rlang.dask.map(m.energy, [], client=client) == []

@@ -58,3 +58,14 @@ def test_a_device_array_the_host_cannot_read_is_refused_with_a_note(m):
         m.bump(DeviceOnly())
     assert "must be an f64[:]" in caught.value.message
     assert any("device array" in note for note in caught.value.notes)
+
+
+@pytest.mark.parametrize("array, named", [
+    (np.array([1.0, None]), "a NumPy array of Python objects [1.0, None]"),
+    (np.array(["a", "b"]), "a NumPy array of strings [a, b]"),
+    (np.array(["2020-01-01"], dtype="datetime64[D]"), "a NumPy array of dtype datetime64[D]"),
+])
+def test_an_array_of_a_dtype_rev_has_no_type_for_is_named_by_its_dtype(m, array, named):
+    with pytest.raises(rlang.RlangTypeError, match=r"must be an f64\[:\], got " + named.replace(
+            "[", r"\[").replace("]", r"\]")):
+        m.total(0.0, array)

@@ -157,3 +157,62 @@ def test_arrays_written_in_place_are_as_one_call_leaves_them_after_a_failure(m, 
         np.testing.assert_array_equal(v[:900], [[1.0, 2.0, 0.0]] * 900)
         np.testing.assert_array_equal(v[900], [1.0, 0.0, 0.0])
         np.testing.assert_array_equal(v[901:], 0.0)
+
+
+def test_blocks_run_from_inside_a_block_do_not_wait_on_a_full_pool(threads):
+    """A native call on a pool thread that hands out blocks again (a batch inside a
+    batch) finishes them itself when every pool thread is busy."""
+    threads(2)
+
+    def inner():
+        return sum(run_blocks([lambda k=k: k for k in range(6)]))
+
+    done = []
+    worker = threading.Thread(target=lambda: done.append(run_blocks([inner] * 4)),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert done == [[15] * 4]
+
+
+def test_a_module_called_from_many_threads_at_once_compiles_each_specialisation_once(
+        monkeypatch):
+    """Callers on several threads (a Dask worker with threads) share one module: its
+    specialisations are compiled one at a time and each once."""
+    from rlang.backends.llvm import backend
+
+    compiled, at_once, busy = [], [0], [0]
+    original = backend.compile_module
+
+    def counting(key, build):
+        busy[0] += 1
+        at_once[0] = max(at_once[0], busy[0])
+        time.sleep(0.02)            # (a window for a second compile to overlap)
+        try:
+            compiled.append(key)
+            return original(key, build)
+        finally:
+            busy[0] -= 1
+
+    monkeypatch.setattr(backend, "compile_module", counting)
+    m = rlang.loads(SOURCE, backend="llvm")
+    arguments = [(0.0, 1.5, np.arange(3.0)), (0.0, 2, np.arange(4)), (0.0, 0.5, np.ones(2))]
+    expected = [rlang.loads(SOURCE, backend="interp").wave(*a) for a in arguments]
+    results, errors = [], []
+
+    def call(k):
+        try:
+            args = arguments[k % 3]
+            results.append((k % 3, m.wave(*args), rlang.gradient(m.wave, args, loss="y!")))
+        except Exception as error:     # noqa: BLE001 - reported below
+            errors.append(error)
+
+    workers = [threading.Thread(target=call, args=(k,)) for k in range(12)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert not errors and len(results) == 12
+    for k, outputs, _ in results:
+        assert outputs[0] == pytest.approx(expected[k][0], rel=1e-12)
+    assert at_once[0] == 1 and len(compiled) == len(set(compiled)) == len(m.compiled._modules)

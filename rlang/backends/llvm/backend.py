@@ -10,6 +10,7 @@ the interpreter's own rules, so both backends accept and refuse the same calls.
 from __future__ import annotations
 
 import hashlib
+import threading
 
 from ...deep import run_deep
 from ...types_rules import BackendUnsupported
@@ -20,6 +21,11 @@ from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
 
+
+
+#: Held while a module is lowered and compiled: LLVM's context and rlang's lowering
+#: caches are not made for two threads at once.
+_COMPILING = threading.RLock()
 
 class LlvmFunctions(CompiledFunctions):
     #: with invcheck off, a gradient may skip the forward run (Note [Gradients
@@ -84,25 +90,33 @@ class LlvmFunctions(CompiledFunctions):
         if native is None and key in self._refused:    # refused once: not lowered again
             raise self._refused[key].with_traceback(None)
         if native is None:
-            def build():
-                from ...ad.derivatives import derivative_ir     # not needed from the
-                from .emit import emit_module                   # disk cache
+            with _COMPILING:        # one compile at a time: callers on several threads
+                native = self._modules.get(key)         # (a threaded Dask worker)
+                if native is None:
+                    native = self._compiled(key)
+        return native
 
-                if derivative:
-                    module, _ = derivative_ir(self.lowered_for(name, types, inverse),
-                                              derivative)
-                    return module, emit_module(module, report_locals=False)
-                module = self.lowered(name, types, inverse)
-                return module, emit_module(module)
+    def _compiled(self, key: tuple):
+        """Compile (or load from the disk cache) the module of `key`, and keep it."""
+        name, types, inverse, derivative = key
 
-            try:        # lowering and emission recurse as deep as the expressions nest
-                native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
-                                        f"{self.invcheck}|{derivative}",
-                                        lambda: run_deep(build))
-            except BackendUnsupported as error:
-                self._refused[key] = error
-                raise
-            self._modules[key] = native
+        def build():
+            from ...ad.derivatives import derivative_ir     # not needed from the
+            from .emit import emit_module                   # disk cache
+
+            if derivative:
+                module, _ = derivative_ir(self.lowered_for(name, types, inverse), derivative)
+                return module, emit_module(module, report_locals=False)
+            module = self.lowered(name, types, inverse)
+            return module, emit_module(module)
+
+        try:        # lowering and emission recurse as deep as the expressions nest
+            native = compile_module(f"{self._source_key}|{name}|{types}|{inverse}|"
+                                    f"{self.invcheck}|{derivative}", lambda: run_deep(build))
+        except BackendUnsupported as error:
+            self._refused[key] = error
+            raise
+        self._modules[key] = native
         return native
 
 
