@@ -203,6 +203,6 @@ def test_arrays_rlang_does_not_take_are_refused_not_a_hang_or_a_crash(backend):
                      ("masked", "f")]:
         assert "error: <string>" in lines[f"{case} {fn}"], lines[f"{case} {fn}"]
     assert "must be an f64[:], got an f64[:,:] [[1.0, 2.0]]" in lines["matrix g"]
-    assert "must be an f64[:], got a <U1[:] [a, b]" in lines["strings g"]
+    assert "must be an f64[:], got a NumPy array of strings [a, b]" in lines["strings g"]
     assert lines["masked g"] == "masked g (1.0, array([1., 2.]))"   # its data, as a view
     assert lines["zero-d f"] == "zero-d f (2.0, 2.0)"          # a 0-d array is a scalar
