@@ -33,7 +33,9 @@ CTX_EXPECTED_ITEMS = CTX_ITEMS + 2 * STACK_ITEMS    # then those of the stack it
 CTX_SHAPE = CTX_EXPECTED_ITEMS + 2 * STACK_ITEMS    # an array's extents (the first
 ARRAY_DIMS = 8                                      # items, in C order, at CTX_ITEMS),
 CTX_EXPECTED_SHAPE = CTX_SHAPE + ARRAY_DIMS          # then those of the one it should
-CTX_WORDS = CTX_EXPECTED_SHAPE + ARRAY_DIMS          # equal (at CTX_EXPECTED_ITEMS)
+#                                                      equal (at CTX_EXPECTED_ITEMS)
+CTX_THREADS = CTX_EXPECTED_SHAPE + ARRAY_DIMS        # the threads a `@parallel for`
+CTX_WORDS = CTX_THREADS + 1                          # may use (0: no Python hook)
 
 # Note [Deep call chains]
 # ~~~~~~~~~~~~~~~~~~~~~~~
@@ -62,6 +64,9 @@ def recorded_calls(words, count: int) -> tuple:
 #: `void (*hook)(int64 site, double *words)`, null until set (rlang/backends/llvm/report.py).
 PRINT_HOOK = "rev_print_hook"         # `@safe print/show`
 LOCALS_HOOK = "rev_locals_hook"       # a failing frame's variables
+#: `int32 (*hook)(plan, ctx, void **outer, first, stride, count, blocks)`: runs a
+#: `@parallel for` in blocks on threads (Note [Parallel loops on threads], rlang/ir/blocks.py).
+PARALLEL_HOOK = "rev_parallel_hook"
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

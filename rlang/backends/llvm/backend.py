@@ -105,8 +105,9 @@ class LlvmFunctions(CompiledFunctions):
             from .emit import emit_module                   # disk cache
 
             if derivative:
-                module, _ = derivative_ir(self.lowered_for(name, types, inverse), derivative)
-                return module, emit_module(module, report_locals=False)
+                module, shared = derivative_ir(self.lowered_for(name, types, inverse),
+                                               derivative)
+                return module, emit_module(module, report_locals=False, shared=shared)
             module = self.lowered(name, types, inverse)
             return module, emit_module(module)
 
@@ -130,8 +131,8 @@ def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: boo
     from ...ad.derivatives import derivative_ir
     from .emit import emit_module
 
-    module, _ = derivative_ir(lowered, derivative)
-    return module, emit_module(module, report_locals=False)
+    module, shared = derivative_ir(lowered, derivative)
+    return module, emit_module(module, report_locals=False, shared=shared)
 
 
 def _definitions_key(unit) -> str:

@@ -129,8 +129,8 @@ def run_batch(native, symbol: str, values: list, batches: list, n: int,
     single = native.recursive or native.prints
     blocks = _blocks(n, 1 if single else get_num_threads())
     run = (function, layout, native.sites, values, batches, steps, max_depth)
-    if len(blocks) == 1:
-        failures = [_run_block(*run, 0, n)]
+    if len(blocks) == 1:        # the items' `@parallel for` loops may use the threads
+        failures = [_run_block(*run, 0, n, native.threads())]
     else:
         kept = [(k, batches[k].copy()) for k in sorted(set(written)) if batches[k] is not None]
         failures = run_blocks([functools.partial(_run_block, *run, start, stop)
@@ -153,13 +153,13 @@ def _blocks(n: int, threads: int) -> list:
 
 
 def _run_block(function, layout, sites, values, batches, steps, max_depth,
-               start: int, stop: int):
-    """Run items start … stop − 1 in one native call: None, or (the error, the
-    index of the item that failed)."""
+               start: int, stop: int, threads: int = 1):
+    """Run items start … stop − 1 in one native call (their `@parallel for` loops
+    on `threads` threads): None, or (the error, the index of the item that failed)."""
     if start:
         values = [batch[start] if batch is not None and isinstance(t, ir.ArrayType) else v
                   for v, batch, t in zip(values, batches, layout.types)]
-    buffer = layout.pack(values, max_depth)
+    buffer = layout.pack(values, max_depth, threads)
     try:
         pointers = layout.args(buffer)
         for k, batch in enumerate(batches):     # a batched scalar: its first item

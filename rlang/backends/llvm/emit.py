@@ -27,6 +27,8 @@ from .alias import ParameterScopes, distinct_gradients
 from .batch import emit_batch_entry
 from .ancillas import AncillaEmitter
 from .parallel import SharedWriteEmitter
+from .threaded import ThreadedLoopEmitter
+from ...ir.blocks import plan_blocks
 from ..abi import PRINT_HOOK
 from .report import ReportEmitter, shown
 from .marshal import NOT_ADDRESSABLE, READ_ONLY, WRITEABLE, array_header
@@ -51,17 +53,27 @@ def param_type(t):
 
 
 def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True,
-                python_entries: bool = True) -> ll.Module:
+                python_entries: bool = True, shared: frozenset = frozenset()) -> ll.Module:
     """The LLVM module of `module`; `report_locals`: failed checks hand the frames'
     variables to Python (Note [Frame variables in compiled errors], backends/llvm/report.py;
     off for derivative passes); `python_entries`: each function's entry point is the
     `<symbol>_pyentry` that Python calls (Note [Arrays read by the entry point],
-    backends/llvm/marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`."""
+    backends/llvm/marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`;
+    `shared`: the shadows of gradients (rlang/ad/derivatives.py), which `@parallel for`
+    blocks may sum privately.  The result's `threaded_loops` lists what Python needs
+    to run the planned parallel loops (Note [Parallel loops on threads], rlang/ir/blocks.py)."""
     module = run_passes(module)         # rlang/ir/passes.py
     out = ll.Module(name=name)
     recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
     distinct = distinct_gradients(module)
     once = inlined_once(module)
+    module, plans = plan_blocks(module, shared)
+    outlined = {}                       # block and reduction symbols → their loop's function
+    for plan in plans.values():
+        for symbol in (plan.threaded.block, plan.threaded.reduce):
+            if symbol is not None:
+                outlined[symbol] = plan
+    distinct |= {s for s, plan in outlined.items() if plan.owner in distinct}
     header = array_header() if python_entries else None
     functions = {}
     for symbol, fn in module.functions.items():
@@ -71,14 +83,20 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     for symbol, fn in module.functions.items():
         inline = fn.inline or symbol in once        # Note [Functions called once are inlined]
         _FunctionEmitter(out, functions, module, fn, symbol in recursive,
-                         symbol in distinct, report_locals, inline,
-                         symbol in counted).emit()
+                         symbol in distinct, report_locals and symbol not in outlined,
+                         inline, symbol in counted, plans).emit()
+        if symbol in outlined:          # the same code on every path: never inlined
+            functions[symbol].attributes.add("noinline")
+            _emit_entry(out, functions[symbol], fn)
+            continue
         _emit_entry(out, functions[symbol], fn, header)
         if symbol == module.entry:      # for batches and foreign calls (jax.ffi)
             if header is not None:
                 _emit_entry(out, functions[symbol], fn)
             emit_batch_entry(out, functions[symbol], fn)    # Note [One native call per
             #                                                 batch], backends/llvm/batch.py
+    out.threaded_loops = [plan.threaded for plan in sorted(plans.values(),
+                                                           key=lambda p: p.number)]
     return out
 
 
@@ -156,13 +174,14 @@ def _fill_descriptor(b: ll.IRBuilder, ctx, obj, descriptor, t: ir.ArrayType, hea
 
 
 class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteEmitter,
-                       ExprEmitter):
+                       ThreadedLoopEmitter, ExprEmitter):
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
                  distinct: bool, report_locals: bool = True, inline: bool = False,
-                 counts_depth: bool = False):
+                 counts_depth: bool = False, plans: dict | None = None):
         self.out, self.functions, self.module, self.fn = out, functions, module, fn
+        self.plans = plans or {}        # id(For) → LoopPlan (rlang/ir/blocks.py)
         self.recursive = recursive      # its ancillas live on the heap, it is not inlined
         self.counts_depth = counts_depth    # (depth_counted_symbols)
         self.llfn = functions[fn.symbol]
@@ -648,6 +667,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             count, steps = self.trip_count(a, s, b_)
             first = b.add(a, b.mul(steps, s))
             stride = b.sub(zero, s)
+        plan = self.plans.get(id(stmt))
+        done = None if plan is None else self.run_in_blocks(plan, count, first, stride)
         slot = self.entry_alloca(I64, stmt.var.name)
         self.slots[stmt.var] = slot
         counter = self.entry_alloca(I64, "iteration")
@@ -661,6 +682,9 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                 now = b.load(slot)
                 self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
         self.stop_tracking(stmt, tracking)
+        if done is not None:            # threaded.py: the blocks ran, or the loop inline
+            b.branch(done)
+            b.position_at_end(done)
         if stmt.site is not None:
             after = [self.expr(e) for e in (stmt.start, stmt.step, stmt.stop)]
             for k, (before, now) in enumerate(zip((start, step, stop), after)):

@@ -29,12 +29,13 @@ from ...errors import RlangError
 from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
+from .blocks import ThreadedLoops
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `_compiler_digest`).
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 _initialised = False
 
@@ -147,8 +148,8 @@ def compile_module(key: str, build) -> "NativeModule":
     if path.exists():
         try:
             with open(path, "rb") as f:
-                entry, symbols, sites, obj, recursive = pickle.load(f)
-            return NativeModule(entry, symbols, sites, obj, recursive)
+                entry, symbols, sites, obj, recursive, loops = pickle.load(f)
+            return NativeModule(entry, symbols, sites, obj, recursive, loops)
         except Exception:       # a damaged cache entry is rebuilt
             pass
     module, llvm_module = build()
@@ -161,12 +162,14 @@ def compile_module(key: str, build) -> "NativeModule":
     from ...ir.call_graph import recursive_symbols
 
     recursive = bool(recursive_symbols(module))
-    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive)
+    loops = getattr(llvm_module, "threaded_loops", [])     # rlang/ir/blocks.py
+    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive, loops)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(f".{os.getpid()}.tmp")
         with open(temp, "wb") as f:
-            pickle.dump((module.entry, symbols, list(module.sites), obj, recursive), f)
+            pickle.dump((module.entry, symbols, list(module.sites), obj, recursive, loops),
+                        f)
         os.replace(temp, path)
     except OSError:             # an unwritable cache only costs the next compile
         pass
@@ -198,7 +201,7 @@ class NativeModule:
     """Object code loaded into its own MCJIT engine."""
 
     def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
-                 recursive: bool):
+                 recursive: bool, loops: list = ()):
         _initialise()
         self.entry, self.symbols, self.sites = entry, symbols, sites
         self.recursive = recursive      # deep native recursion needs a big stack
@@ -234,6 +237,20 @@ class NativeModule:
         self._install_hook(PRINT_HOOK, print_hook)
         self._install_hook(LOCALS_HOOK, locals_hook)
         self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
+        self.loops = ThreadedLoops(self, loops)     # Note [Parallel loops on threads]
+        self.loops.install()
+
+    def threads(self) -> int:
+        """The threads a call may give its `@parallel for` loops (ctx[CTX_THREADS])."""
+        if not self.loops.loops:
+            return 1
+        from ...threads import get_num_threads
+
+        return get_num_threads()
+
+    def forget_frames(self) -> None:
+        """Drop the frame reports this thread collected (a failed block's)."""
+        self._reports.frames = None
 
     def _install_hook(self, name: str, function) -> None:
         address = self.engine.get_global_value_address(name)
@@ -262,7 +279,7 @@ class NativeModule:
             entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
                 types, results, objects=array_header() is not None, written=written))
         function, layout = entry
-        buffer = layout.pack(values, max_depth)
+        buffer = layout.pack(values, max_depth, self.threads())
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
         if status == NOT_ADDRESSABLE:

@@ -41,7 +41,8 @@ from .. import abi
 #: struct codes of one scalar holder (each holder takes whole 8-byte words).
 _SCALAR_CODES = {"bool": "?7x", "i32": "i4x", "i64": "q", "f32": "f4x", "f64": "d",
                  "fixed": "q", "ulog": "d", "complex": "dd"}
-_HEADER = struct.Struct(f"=qqq{(abi.CTX_WORDS - 3) * 8}x")     # site, depth, max depth
+#: site, depth, max depth, …, the threads a `@parallel for` may use (abi.CTX_THREADS)
+_HEADER = struct.Struct(f"=qqq{(abi.CTX_WORDS - 4) * 8}xq")
 _CTX = struct.Struct("=" + "q" * abi.CTX_WORDS)
 
 _DTYPES = {"bool": "bool", "i32": "int32", "i64": "int64", "f32": "float32",
@@ -87,25 +88,26 @@ class EntryLayout:
         self._start = struct.Struct(_HEADER.format)
         self._spare: list = []          # buffers of finished calls, their pointers set
 
-    def pack(self, values: list, max_depth: int):
-        """A buffer holding `values` (arguments, in the order of `types`); hand it
-        back with `reuse` after a call that succeeded."""
+    def pack(self, values: list, max_depth: int, threads: int = 1):
+        """A buffer holding `values` (arguments, in the order of `types`), its
+        context allowing `threads` threads; hand it back with `reuse` after a call
+        that succeeded."""
         if self._one_word:
             buffer = self._spare.pop() if self._spare else self._new_buffer()
             holders = list(values)
             for k, item in self._objects:
                 holders[k] = _object_address(holders[k], item)
-            self._start.pack_into(buffer, 0, 0, 0, max_depth)
+            self._start.pack_into(buffer, 0, 0, 0, max_depth, threads)
             self._holders.pack_into(buffer, self._holders_at, *holders)
             return buffer
         buffer = (ctypes.c_int64 * self._words)()
         base = ctypes.addressof(buffer) + self._holders_at
         fields = list(map(base.__add__, self._offsets))
         if self._stacks:
-            return self._pack_with_stacks(buffer, fields, values, max_depth)
+            return self._pack_with_stacks(buffer, fields, values, max_depth, threads)
         for pack, value in zip(self._packers, values):
             pack(value, fields)
-        self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
+        self._whole.pack_into(buffer, 0, 0, 0, max_depth, threads, *fields, *self._zeros)
         return buffer
 
     def _new_buffer(self):
@@ -121,7 +123,7 @@ class EntryLayout:
         if self._one_word and len(self._spare) < 4:
             self._spare.append(buffer)
 
-    def _pack_with_stacks(self, buffer, fields, values, max_depth):
+    def _pack_with_stacks(self, buffer, fields, values, max_depth, threads):
         copied = []                 # (field, type) of the stacks copied so far
         try:
             for pack, value, t in zip(self._packers, values, self.types):
@@ -133,7 +135,7 @@ class EntryLayout:
             for at, t in copied:
                 _free(ctypes.c_void_p(fields[at]))
             raise
-        self._whole.pack_into(buffer, 0, 0, 0, max_depth, *fields, *self._zeros)
+        self._whole.pack_into(buffer, 0, 0, 0, max_depth, threads, *fields, *self._zeros)
         return buffer
 
     def release(self, buffer, values: list) -> None:
