@@ -45,8 +45,9 @@ def compiled_module(unit, invcheck: bool, signatures: dict | None = None):
     if not entries:
         raise BackendUnsupported("no function of this program can be compiled yet: " +
                                  "; ".join(f"{n}: {m}" for n, m in skipped))
-    module, _ = with_gradient_passes(lower_many(unit, entries, invcheck))
-    return module, emit_module(module, Path(unit.file).stem, python_entries=False), entries, skipped
+    module, shared = with_gradient_passes(lower_many(unit, entries, invcheck))
+    return module, emit_module(module, Path(unit.file).stem, python_entries=False,
+                               shared=shared), entries, skipped
 
 
 def compile_file(unit, emit: str, invcheck: bool = True,

@@ -357,3 +357,33 @@ def test_type_errors_of_updates_are_the_interpreters_in_calls_and_hessians(sourc
             errors.append((type(error), error.message, error.span, error.notes))
     assert len(set(errors)) == 1, errors
     assert "(loop over its elements)" in errors[0][1] or "would not fit" in errors[0][1]
+
+
+def test_empty_arrays_passed_together_to_a_writing_call_are_not_the_same_memory():
+    """Found by the generated parallel loops of tests/backends/llvm/test_llvm_threads.py:
+    the gradient pass of `total` passes `y` and its shadow, both empty ancillas that
+    sit at one address on the stack, to `kernel`'s gradient, whose alias check took
+    them for one array (and its message then failed with an IndexError)."""
+    source = """
+function kernel(y: f64[:], x: f64[:])
+    for i = 0:length(x) - 1
+        y[i] += x[i] * x[i]
+    end
+end
+
+function total(s, x: f64[:])
+    y ← zeros(f64, length(x))
+    kernel(y, x)
+    for i = 0:length(x) - 1
+        s += y[i]
+    end
+    ~kernel(y, x)
+    y → zeros(f64, length(x))
+end
+"""
+    for n in (0, 3):
+        args = (0.0, np.linspace(0.0, 1.0, n))
+        expected = rlang.gradient(rlang.loads(source, backend="interp").total, args, loss="s")
+        got = rlang.gradient(rlang.loads(source, backend="llvm").total, args, loss="s")
+        assert got[0] == expected[0]
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)

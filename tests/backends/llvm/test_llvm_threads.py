@@ -107,6 +107,18 @@ function checked(y: f64[:], x: f64[:])
     end
 end
 
+function checked_point(o, x: f64[:], i)
+    t ← x[i] * 2.0
+    o += t
+    t → 2.0
+end
+
+function via_callee(y: f64[:], x: f64[:])
+    @parallel for i = 0:length(x) - 1
+        checked_point(y[i], x, i)
+    end
+end
+
 function out_of_range(y: f64[:], x: f64[:], last)
     @parallel for i = 0:last
         y[i] += x[i] * 3.0
@@ -234,8 +246,9 @@ def test_hessian_vector_products_have_the_same_bits(llvm, interp, threads):
 
 
 @pytest.mark.parametrize("count", [1, 3])
+@pytest.mark.parametrize("name", ["checked", "via_callee"])
 def test_a_failing_pass_is_the_interpreters_error_with_its_arrays(llvm, interp, threads,
-                                                                 pool_runs, count):
+                                                                 pool_runs, count, name):
     threads(count)
     x = np.ones(N)
     x[2222] = 1.5
@@ -243,11 +256,11 @@ def test_a_failing_pass_is_the_interpreters_error_with_its_arrays(llvm, interp, 
     for m in (interp, llvm):
         y = np.zeros(N)
         with pytest.raises(rlang.RlangError) as caught:
-            m.checked(y, x)
+            getattr(m, name)(y, x)
         errors.append(caught.value)
         arrays.append(y)
     assert_same_error(errors[1], errors[0])
-    assert str(errors[1]) == str(errors[0])
+    assert errors[1].render() == errors[0].render()     # frames with their variables
     np.testing.assert_array_equal(arrays[1], arrays[0])
     assert pool_runs == ([1] if count > 1 else [])      # the pool declined: run again
 
@@ -375,3 +388,69 @@ def test_ir_types_of_private_sums_are_c_ordered():
     t = ir.ArrayType("f64", 2)
     assert plans.private_type(t) == ir.ArrayType("f64", 2, unit_stride=True)
     assert plans.private_type("complex") == "complex"
+
+
+# ------------------------------------------------------------ generated loops
+from hypothesis import HealthCheck, given, settings           # noqa: E402
+from hypothesis import strategies as st                       # noqa: E402
+
+_TERMS = ["x[i]", "w[0]", "w[i % 4]", "c", "1.5", "(i * 0.001)"]
+
+
+@st.composite
+def _expressions(draw, depth: int = 2):
+    if depth == 0 or draw(st.booleans()):
+        return draw(st.sampled_from(_TERMS))
+    left, right = draw(_expressions(depth - 1)), draw(_expressions(depth - 1))
+    form = draw(st.sampled_from(["({} + {})", "({} - {})", "({} * {})", "sin({} * {})",
+                                 "cos({} + {})"]))
+    return form.format(left, right)
+
+
+@st.composite
+def _statements(draw):
+    e, f = draw(_expressions()), draw(_expressions())
+    kind = draw(st.sampled_from(["update", "loop", "routine"]))
+    if kind == "update":
+        return [f"y[i] {draw(st.sampled_from(['+=', '-=']))} {e}"]
+    if kind == "loop":
+        return [f"for j = 0:{draw(st.integers(0, 5))}",
+                f"    y[i] += w[j % 4] * {e}", "end"]
+    return ["@routine begin", "    t ← 0.0", f"    t += {e}", "end",
+            f"y[i] += t * {f}", "~@routine"]
+
+
+@st.composite
+def _loops(draw):
+    body = [line for _ in range(draw(st.integers(1, 3))) for line in draw(_statements())]
+    source = "\n".join(
+        ["function kernel(y: f64[:], x: f64[:], w: f64[:], c)",
+         "    @parallel for i = 0:length(x) - 1", *("        " + line for line in body),
+         "    end", "end", "",
+         "function total(s, x: f64[:], w: f64[:], c)",
+         "    y ← zeros(f64, length(x))", "    kernel(y, x, w, c)",
+         "    for i = 0:length(x) - 1", "        s += y[i] * y[i]", "    end",
+         "    ~kernel(y, x, w, c)", "    y → zeros(f64, length(x))", "end"])
+    return source, draw(st.sampled_from([0, 1, 7, 300, 700, 1500]))
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(_loops())
+def test_generated_parallel_loops_agree_with_the_interpreter_on_any_thread_count(
+        threads, case):
+    source, n = case
+    llvm, interp = rlang.loads(source, backend="llvm"), rlang.loads(source, backend="interp")
+    rng = np.random.default_rng(n)
+    args = (0.0, rng.uniform(-1, 1, n), rng.uniform(-1, 1, 4), 0.4)
+    expected = rlang.gradient(interp.total, args, loss="s")
+    y = interp.kernel(np.zeros(n), *args[1:])[0]
+    seen = []
+    for count in (1, 3):
+        threads(count)
+        got = rlang.gradient(llvm.total, args, loss="s")
+        assert_same_gradients(got, expected, source, rtol=1e-9)
+        out = llvm.kernel(np.zeros(n), *args[1:])[0]
+        np.testing.assert_allclose(out, y, rtol=1e-12, atol=1e-12)
+        seen.append(_bits(got) + _bits([out]))
+    assert seen[0] == seen[1]
