@@ -66,7 +66,8 @@ from dataclasses import dataclass
 from . import nodes as ir
 from .call_graph import callees, recursive_symbols
 from .shared_writes import tracked_arrays
-from .walk import defined_vars, has_sites, nested_bodies, stmt_exprs, used_vars, walk
+from .walk import (defined_vars, has_sites, nested_bodies, stmt_exprs, stmt_places, used_vars,
+                   walk)
 
 #: The most blocks a loop is cut into (the threads it can use).
 MAX_BLOCKS = 64
@@ -247,20 +248,15 @@ class _Planner:
         for stmt in walk(body):
             for e in stmt_exprs(stmt):
                 read.update(_valued_vars(e))
-            places = [] if isinstance(stmt, ir.Call) else \
-                [stmt.target] if isinstance(stmt, ir.Update) else []
-            for place in places:
+            for place in stmt_places(stmt):
                 for index in getattr(place, "indices", ()):
                     read.update(_valued_vars(index))
             if isinstance(stmt, ir.Call):
                 callee = self.module.functions[stmt.callee]
-                for k, arg in enumerate(stmt.args):
-                    if k not in callee.accumulated:
-                        read.add(arg.var)
-                    for index in getattr(arg, "indices", ()):
-                        read.update(_valued_vars(index))
-            elif isinstance(stmt, ir.Instr):
-                read.update(p.var for p in stmt.places)
+                read.update(arg.var for k, arg in enumerate(stmt.args)
+                            if k not in callee.accumulated)
+            elif isinstance(stmt, (ir.Instr, ir.Push)):
+                read.update(place.var for place in stmt_places(stmt))
         return read
 
     # ----------------------------------------------------------- functions
