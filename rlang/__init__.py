@@ -39,6 +39,11 @@ def __getattr__(name: str):
                               f"installed: pip install \"rlang[{name}]\"") from None
         globals()[name] = value
         return value
+    if name == "cuda":                  # the cuda backend's counters (rlang/cuda.py)
+        import importlib
+
+        value = globals()[name] = importlib.import_module(".cuda", __name__)
+        return value
     if name == "vmap":                  # batches (rlang/batching.py)
         from .batching import vmap
 

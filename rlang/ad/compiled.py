@@ -81,8 +81,10 @@ def _run_pass(functions, plan, outputs: list, gradients: list) -> tuple:
     """Run the gradient pass from `outputs` with the seeded `gradients`; the
     gradients it returns, those of ulog inputs in value space."""
     if plan.on_device:
-        gradients = [functions.to_device(g) if device and g is not None else g
-                     for g, device in zip(gradients, plan.on_device)]
+        moved = functions.to_device([g if device else None
+                                     for g, device in zip(gradients, plan.on_device)])
+        gradients = [m if device and g is not None else g
+                     for g, m, device in zip(gradients, moved, plan.on_device)]
     new = functions.run(plan.native, plan.symbol,
                         outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])

@@ -15,15 +15,15 @@ of these objects (`rlang.Module.compiled`) and uses only
   `run(native, symbol, values)`;
 - `batches` and `run_batch(native, symbol, values, batches, n)`: a batch of runs in
   one native call (`rlang.vmap`), where the backend has it;
-- `to_device(array)`: a host array moved to where the backend's arrays live (only
-  asked where the caller passed device arrays).
+- `to_device(arrays)`: host arrays (or None) moved to where the backend's arrays
+  live (only asked where the caller passed device arrays: gradient buffers of zeros
+  with at most a seed in one element).
 
 A subclass supplies `call`, `run`, `native` and, for arguments it takes as they are
 (the cuda backend's device arrays), `passes_as_is`.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..deep import run_deep
 from ..errors import InternalError, RlangTypeError
@@ -79,7 +79,7 @@ class CompiledFunctions:
         bind to `name`'s parameters as they are (none are, here)."""
         return False
 
-    def to_device(self, array: np.ndarray):
+    def to_device(self, arrays: list) -> list:
         raise InternalError(f"{type(self).__name__} has no device memory")
 
     # ------------------------------------------------------------ lowering

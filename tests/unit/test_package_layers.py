@@ -25,7 +25,8 @@ LAYERS = [
     ("lower", ("lower",)),
     ("ad", ("ad",)),
     ("backends", ("backends",)),
-    ("surface", ("__init__", "__main__", "api", "transforms", "batching", "bridges", "dask", "cli", "highlight",
+    ("surface", ("__init__", "__main__", "api", "transforms", "batching", "bridges", "dask", "cuda", "cli",
+                 "highlight",
                  "repl")),
 ]
 

@@ -30,7 +30,7 @@ from .. import abi
 from ..functions import CompiledFunctions
 from .emit import write_program
 from .runtime import HOST_WORDS, Arr, constant_array, device_bytes, \
-    cuda, error_from_record, host_namespace, is_device_array, run_host
+    error_from_record, host_namespace, is_device_array, made_on_device, run_host
 from .scalar import CTXF_WORDS
 
 _counter = itertools.count()
@@ -67,8 +67,9 @@ class CudaFunctions(CompiledFunctions):
         self.interpreter.check_argument_aliasing(fn, host)
         self._check_device_aliasing(fn, values)
 
-    def to_device(self, array: np.ndarray):
-        return cuda().to_device(array)
+    def to_device(self, arrays: list) -> list:
+        """Gradient buffers made on the device (runtime.py `made_on_device`)."""
+        return made_on_device(arrays)
 
     def _check_device_aliasing(self, fn, values: list) -> None:
         """A written device array must not overlap another device array argument (the

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+import threading
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from ...ir.nodes import ArrayType, representation
 from ...values import is_device_array, wrap_i64
 from .scalar import CTXF_WORDS, ERR_INDEX, ERR_SHARED, ERR_WORDS
 from .systems import namespace as helper_namespace
+from .transfers import into_device, launch_kernel, to_device, to_host
 
 #: The NumPy dtype of each element type, as arguments and results hold it (a fixed
 #: array is int64 of raw values, a ulog array float64 of logarithms).
@@ -167,7 +169,7 @@ class Arr:
     def h(self) -> np.ndarray:
         """The host copy, current."""
         if self.where == "dev":
-            fresh = self.dev.copy_to_host()
+            fresh = to_host(self.dev)
             if self.host is None:
                 self.host = fresh
             else:
@@ -186,9 +188,9 @@ class Arr:
         if self.where == "host":
             data = np.ascontiguousarray(self.host)
             if self.dev is None:
-                self.dev = cuda().to_device(data)
+                self.dev = to_device(data)
             else:
-                self.dev.copy_to_device(data)
+                into_device(self.dev, data)
             self.where = "both"
         return self.dev
 
@@ -234,7 +236,7 @@ def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: in
     write runs again in one thread from the arrays as they were."""
     threads, blocks = threads_and_blocks(count)
     if not checked:
-        kernel[blocks, threads](*args)
+        launch_kernel(kernel, (blocks, threads), args)
         return False
     saved = None
     if tracked is not None:
@@ -244,32 +246,105 @@ def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: in
         for array, copy in saved:
             array.copy_to_device(copy)
         for p, fill in tracked[1]:
-            args[p].copy_to_device(np.full(args[p].shape, fill, dtype=np.int64))
+            into_device(args[p], np.full(args[p].shape, fill, dtype=np.int64))
         record, errf = _run_checked(kernel, (1, 1), args)
     if record[abi.CTX_SITE] == 0:
         return False
     depth = ctx[abi.CTX_DEPTH], ctx[abi.CTX_MAX_DEPTH]
     ctx[:abi.CTX_WORDS] = record[:abi.CTX_WORDS]
     ctx[abi.CTX_DEPTH], ctx[abi.CTX_MAX_DEPTH] = depth
-    ctxf[:] = errf.copy_to_host()
+    ctxf[:] = to_host(errf)
     ctx[abi.CTX_WORDS] = number + 1
     ctx[abi.CTX_WORDS + 1] = record[ERR_INDEX]
     return True
 
 
 def _run_checked(kernel, shape: tuple, args: tuple) -> tuple:
-    """Launch a kernel with a fresh error buffer: (the buffer's words, its doubles on
-    the device)."""
-    gpu = cuda()
-    err = gpu.to_device(np.zeros(ERR_WORDS, dtype=np.int64))
-    errf = gpu.to_device(np.zeros(CTXF_WORDS, dtype=np.float64))
-    kernel[shape](err, errf, *args)
-    return err.copy_to_host(), errf
+    """Launch a kernel with a clean error buffer: (the buffer's words, its doubles on
+    the device).  Note [Error buffers stay on the device]."""
+    with _clean_lock:
+        err, errf = _clean.pop() if _clean else \
+            (to_device(np.zeros(ERR_WORDS, dtype=np.int64)),
+             to_device(np.zeros(CTXF_WORDS, dtype=np.float64)))
+    launch_kernel(kernel, shape, (err, errf, *args))
+    if to_host(err[abi.CTX_SITE:abi.CTX_SITE + 1])[0] == 0:
+        with _clean_lock:
+            _clean.append((err, errf))      # untouched: clean for the next launch
+        return np.zeros(ERR_WORDS, dtype=np.int64), errf
+    return to_host(err), errf
+
+
+# Note [Error buffers stay on the device]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A checked kernel records its first failure in an error buffer (ERR_WORDS words,
+# about 1 KB, and CTXF_WORDS doubles) and writes nothing there otherwise (`publish`,
+# backends/cuda/device.py).  So zeroed pairs of buffers stay on the
+# device from launch to launch, uploaded once, and after a launch reads back only
+# the word that says whether a check failed (8 bytes); the whole record comes back,
+# and the pair is dropped, only after a failure.  Before, each launch uploaded two
+# zeroed buffers and read the record back: 3 copies and 2 KB per launch.  The clean
+# pairs are kept for the process (a launch takes one, so that callers on several
+# threads never share one).
+
+_clean: list = []
+_clean_lock = threading.Lock()
+
+
+def made_on_device(arrays: list) -> list:
+    """Host arrays (None: none) as device arrays, made on the device: each array
+    with at most one element that is not zero (a gradient buffer, its seed) is
+    allocated there and filled by one kernel launch for all of them, without a
+    copy; any other array is copied."""
+    made = [None] * len(arrays)
+    filled = []                     # (position, device array, seed index, seed)
+    for k, array in enumerate(arrays):
+        if array is None:
+            continue
+        nonzero = np.flatnonzero(array)
+        if len(nonzero) > 1 or array.dtype not in (np.float64, np.complex128):
+            made[k] = to_device(np.ascontiguousarray(array))
+            continue
+        seed = (int(nonzero[0]), complex(array.flat[nonzero[0]])) if len(nonzero) else \
+            (-1, 0j)
+        made[k] = cuda().device_array(array.shape, dtype=array.dtype)
+        filled.append((made[k], *seed))
+    if filled:
+        _fill(filled)
+    return made
+
+
+def _fill(filled: list) -> None:
+    """One launch that zeroes each device array and puts its seed in."""
+    kinds = tuple(device.dtype == np.complex128 for device, _, _ in filled)
+    kernel = _FILLS.get(kinds)
+    if kernel is None:
+        kernel = _FILLS[kinds] = _fill_kernel(kinds)
+    args = []
+    for device, at, seed in filled:
+        args += [device.reshape(device.size), at, seed.real, seed.imag]
+    largest = max(device.size for device, _, _ in filled)
+    launch_kernel(kernel, threads_and_blocks(max(1, largest))[::-1], tuple(args))
+
+
+_FILLS: dict = {}
+
+
+def _fill_kernel(kinds: tuple):
+    """The kernel of `_fill` for arrays of these kinds (True: complex)."""
+    lines = [f"def fill({', '.join(f'a{k}, s{k}, r{k}, i{k}' for k in range(len(kinds)))}):",
+             "    start = cuda.grid(1)", "    step = cuda.gridsize(1)"]
+    for k, complex_ in enumerate(kinds):
+        seed = f"complex(r{k}, i{k})" if complex_ else f"r{k}"
+        lines += [f"    for j in range(start, a{k}.size, step):",
+                  f"        a{k}[j] = {seed} if j == s{k} else {'0j' if complex_ else '0.0'}"]
+    space = {"cuda": cuda()}
+    exec(compile("\n".join(lines), "<rlang-cuda-fill>", "exec"), space)
+    return cuda().jit(space["fill"])
 
 
 def owner_buffer(array: Arr, words: int, fill: int):
     """A device buffer of `words` i64 per element of `array`, each `fill`."""
-    return cuda().to_device(np.full(max(1, array.size * words), fill, dtype=np.int64))
+    return to_device(np.full(max(1, array.size * words), fill, dtype=np.int64))
 
 
 def device_copy(array):
@@ -297,11 +372,11 @@ def to_box(value):
     """A scalar gradient as a device array that kernels add to: one element, or the
     two parts of a complex one."""
     parts = [value.real, value.imag] if isinstance(value, complex) else [value]
-    return cuda().to_device(np.array(parts, dtype=np.float64))
+    return to_device(np.array(parts, dtype=np.float64))
 
 
 def from_box(box):
-    parts = box.copy_to_host()
+    parts = to_host(box)
     return complex(parts[0], parts[1]) if len(parts) == 2 else float(parts[0])
 
 
