@@ -54,6 +54,14 @@ def gradient_pass(module, name: str, args: list, seeds: list) -> tuple:
     return [g for g in grads if g is not None], new
 
 
+def call_counts(fn) -> dict:
+    """The launches and copies of one warm call of `fn` (LANGUAGE.md §10)."""
+    fn()
+    rlang.cuda.reset_stats()
+    fn()
+    return rlang.cuda.stats()
+
+
 def best(fn, repeat: int) -> float:
     fn()                                   # warm-up: compilation, first transfers
     times = []
@@ -192,7 +200,7 @@ def main(argv=None) -> None:
     jax = jax_or_none()
     if jax is None:
         print("JAX is not installed: its column is skipped")
-    rows = []
+    rows, counted = [], []
     jac = ba_jax() if jax else None
     for label, n in ba_sizes:
         P, feats = ba_inputs(n, rng)
@@ -200,6 +208,7 @@ def main(argv=None) -> None:
         if options.check:
             check_agreement(f"BA Jacobian, {label}", [ba_rev(cuda, P, feats)],
                             [ba_rev(llvm, P, feats)], run_jax and [run_jax()])
+        counted.append((f"BA Jacobian, {label}", call_counts(lambda: ba_rev(cuda, P, feats))))
         rows.append((f"BA Jacobian, {label}", best(lambda: ba_rev(cuda, P, feats), options.repeat),
                      best(lambda: ba_rev(llvm, P, feats), options.repeat),
                      run_jax and best(run_jax, options.repeat)))
@@ -212,9 +221,14 @@ def main(argv=None) -> None:
         if options.check:
             check_agreement(label, gmm_rev(cuda, x, alphas, means, icf),
                             gmm_rev(llvm, x, alphas, means, icf), run_jax and run_jax())
+        counted.append((label, call_counts(lambda: gmm_rev(cuda, x, alphas, means, icf))))
         rows.append((label, best(lambda: gmm_rev(cuda, x, alphas, means, icf), options.repeat),
                      best(lambda: gmm_rev(llvm, x, alphas, means, icf), options.repeat),
                      run_jax and best(run_jax, options.repeat)))
+    print("launches and host-device copies of one call on the cuda backend "
+          "(rlang.cuda.stats()):")
+    for name, found in counted:
+        print(f"  {name:44} " + ", ".join(f"{k} {v}" for k, v in found.items()))
     print(f"{'workload':44} {'cuda s':>9} {'llvm s':>9} {'JAX s':>9} "
           f"{'llvm/cuda':>10} {'cuda/JAX':>9}")
     for name, c, l_, j in rows:
