@@ -25,15 +25,21 @@ results, gradients included, have the same bits for every thread count.
   consecutive passes, a number that depends on the count and on the loop's body
   only: up to MAX_BLOCKS blocks of one pass or more when the body has a loop of its
   own (reached through calls too), else up to MAX_BLOCKS blocks of at least
-  LIGHT_BLOCK passes.  Fewer than two blocks: the loop runs inline, as every loop
-  did before.  Block b holds passes lo(b) … lo(b + 1) - 1, with
-  lo(b) = b · (count // n) + min(b, count % n) for n blocks.
+  LIGHT_BLOCK passes; and no more blocks than make the private sums below (zeroed
+  and added once per block) cost SUMMED_PER_PASS elements per pass.  Fewer than two
+  blocks: the loop runs inline, as every loop did before.  Block b holds passes
+  lo(b) … lo(b + 1) - 1, with lo(b) = b · (count // n) + min(b, count % n) for n
+  blocks.
 - **Sums.**  A shadow in `shared` that the body only adds to (`+=`, `-=`, a call's
   accumulated argument), at elements that two passes may share (`ḡw[j]`, a scalar
   `ḡa`), is *private* to a block: each block adds into a zeroed copy of its own,
   and the copies are added into the shadow in block order by the reduction
   function.  Everything else a pass writes is its own (independent iterations,
-  LANGUAGE.md §6), so the order of the passes does not change any bit of it.
+  LANGUAGE.md §6), so the order of the passes does not change any bit of it.  A
+  whole array passed to a call counts as the pass's own when the callee writes it
+  only at the index it gets the loop's index for (`ba_one(…, P̄, …, i)` writing
+  `P̄[i, k]`: `_written_along`); without that, BA's gradient summed a private copy
+  of its whole 36,455 × 15 gradient per block.
 - **Who runs the blocks.**  The loop calls `rev_parallel_hook` when it has two
   blocks or more, the call may use threads (ctx[CTX_THREADS] > 1: Python's calls
   set it to `rlang.get_num_threads()`, a C or XLA caller leaves 0) and Python
@@ -73,6 +79,9 @@ from .walk import (defined_vars, has_sites, nested_bodies, stmt_exprs, stmt_plac
 MAX_BLOCKS = 64
 #: The fewest passes of a block when the body has no loop of its own.
 LIGHT_BLOCK = 256
+#: The most elements of private sums a loop may zero and add per pass, over all its
+#: blocks: large shared arrays get fewer blocks.
+SUMMED_PER_PASS = 16
 #: The element types whose sums a block may keep privately.
 _SUMMED = ("f64", "complex")
 
@@ -112,11 +121,12 @@ class LoopPlan:
     threaded: ThreadedLoop
 
 
-def block_count(count: int, heavy: bool) -> int:
-    """How many blocks a loop of `count` passes is cut into (the Note); the compiled
-    code computes the same (backends/llvm/threaded.py)."""
+def block_count(count: int, heavy: bool, summed: int = 0) -> int:
+    """How many blocks a loop of `count` passes is cut into (the Note), when its
+    private sums have `summed` elements in all; the compiled code computes the same
+    (backends/llvm/threaded.py)."""
     n = count if heavy else count // LIGHT_BLOCK
-    return min(n, MAX_BLOCKS)
+    return min(n, MAX_BLOCKS, count * SUMMED_PER_PASS // (summed + 1))
 
 
 def block_start(b: int, count: int, blocks: int) -> int:
@@ -194,7 +204,8 @@ class _Planner:
 
     def _roles(self, loop: ir.For, outer: list) -> dict | None:
         """Each outer variable's role (Argument), or None: the loop stays inline."""
-        writes: dict = {}           # Var → [(place or None: whole, additive)]
+        self.loop = loop
+        writes: dict = {}           # Var → [(place, Own or None: whole, additive)]
         for stmt in walk(loop.body):
             for var, place, additive in self._writes(stmt):
                 writes.setdefault(var, []).append((place, additive))
@@ -206,16 +217,17 @@ class _Planner:
             if not found:
                 roles[var] = "read"
                 continue
-            elements = [p for p, _ in found if isinstance(p, ir.ElemPlace)]
+            elements = [p for p, _ in found if isinstance(p, (ir.ElemPlace, Own))]
             if len(elements) == len(found) and any(
-                    all(p.indices[axis] == own for p in elements)
+                    all(axis in p.axes if isinstance(p, Own) else p.indices[axis] == own
+                        for p in elements)
                     for axis in range(var.type.ndim)):
                 roles[var] = "written"          # each pass its own elements
             elif var in self.shared and all(a for _, a in found) and var not in read \
                     and _summable(var.type):
                 roles[var] = "private"
-            elif isinstance(var.type, ir.ArrayType) and len(elements) == len(found) \
-                    and var not in self.shared:
+            elif isinstance(var.type, ir.ArrayType) and var not in self.shared and \
+                    all(isinstance(p, ir.ElemPlace) for p, _ in found):
                 roles[var] = "written"          # independent passes (LANGUAGE.md §6)
             else:
                 return None
@@ -235,11 +247,19 @@ class _Planner:
             callee = self.module.functions[stmt.callee]
             for k, arg in enumerate(stmt.args):
                 whole = isinstance(arg, ir.Read) or not isinstance(arg.type, str)
-                place = None if whole else arg
+                place = self._own_in_call(stmt, k) if whole else arg
                 if isinstance(arg.var.type, ir.StackType) or k in callee.written:
                     yield arg.var, place, False
                 elif k in callee.accumulated:
                     yield arg.var, place, True
+
+    def _own_in_call(self, call: ir.Call, k: int):
+        """`Own(axes)` when the callee writes the whole array it gets at position k
+        only at elements indexed along each of `axes` by the loop's index (`P[i, 11]`
+        in `ba_one(…, P, …, i)` called with the loop's index as i); else None."""
+        holders = {j for j, arg in enumerate(call.args) if _holds(arg, {self.loop.var})}
+        axes = _written_along(self.module, call.callee, k, holders)
+        return Own(axes) if axes else None
 
     def _values_read(self, body) -> set:
         """The variables whose values the body reads (a call's arguments at
@@ -296,6 +316,51 @@ class _Planner:
                              accumulated)
         self.added[reduce.symbol] = reduce
         return reduce
+
+
+@dataclass(frozen=True)
+class Own:
+    """A whole array written by a call only at elements indexed by the loop's index
+    along each of `axes` (`_Planner._own_in_call`)."""
+
+    axes: frozenset
+
+
+def _written_along(module: ir.Module, symbol: str, k: int, holders: set, depth: int = 0):
+    """The axes along which every write of parameter k (an array) of `symbol` is at
+    an index that one of the parameters at positions `holders` holds, unchanged
+    (through the calls it makes with them too); None when a write is elsewhere."""
+    fn = module.functions[symbol]
+    target = fn.params[k]
+    if depth > 8 or not isinstance(target.type, ir.ArrayType):
+        return None
+    held = {fn.params[j] for j in holders if j not in fn.written}
+    axes = frozenset(range(target.type.ndim))
+    for stmt in walk(fn.body):
+        callee = module.functions[stmt.callee] if isinstance(stmt, ir.Call) else None
+        for j, place in enumerate(stmt_places(stmt)):
+            if getattr(place, "var", None) is not target:
+                continue
+            if callee is not None and j not in callee.written | callee.accumulated:
+                continue                        # only read there
+            if isinstance(place, ir.ElemPlace):
+                axes &= frozenset(a for a, i in enumerate(place.indices)
+                                  if isinstance(i, ir.Read) and i.var in held)
+            elif callee is not None:            # passed whole: where the callee writes
+                inner = {m for m, arg in enumerate(stmt.args) if _holds(arg, held)}
+                found = _written_along(module, stmt.callee, j, inner, depth + 1)
+                if found is None:
+                    return None
+                axes &= found
+            else:
+                return None
+    return axes or None
+
+
+def _holds(arg, variables: set) -> bool:
+    """Whether a call argument is one of the (integer) `variables` itself."""
+    return isinstance(arg, (ir.Read, ir.VarPlace)) and arg.field is None and \
+        arg.var in variables
 
 
 def _valued_vars(e):

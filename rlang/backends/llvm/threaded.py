@@ -14,7 +14,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...ir.blocks import LIGHT_BLOCK, MAX_BLOCKS, LoopPlan, private_type
+from ...ir.blocks import LIGHT_BLOCK, MAX_BLOCKS, SUMMED_PER_PASS, LoopPlan, private_type
 from .. import abi
 from .expr import counted_loop
 from .types import I32, I64, I8
@@ -28,7 +28,7 @@ HOOK_TYPE = ll.FunctionType(I32, [I64, I64.as_pointer(), I8.as_pointer().as_poin
 class ThreadedLoopEmitter:
     def run_in_blocks(self, plan: LoopPlan, count, first, stride):
         b = self.builder
-        blocks = self._block_count(count, plan.threaded.heavy)
+        blocks = self._block_count(count, plan)
         dispatch = self.llfn.append_basic_block("blocks.dispatch")
         pool = self.llfn.append_basic_block("blocks.pool")
         here = self.llfn.append_basic_block("blocks.here")
@@ -57,12 +57,16 @@ class ThreadedLoopEmitter:
         b.position_at_end(inline)
         return done
 
-    def _block_count(self, count, heavy: bool):
-        """ir/blocks.py `block_count`, on an unsigned count."""
+    def _block_count(self, count, plan: LoopPlan):
+        """ir/blocks.py `block_count`, on an unsigned count, and the sums' bound."""
         b = self.builder
-        n = count if heavy else b.udiv(count, ll.Constant(I64, LIGHT_BLOCK))
-        most = ll.Constant(I64, MAX_BLOCKS)
-        return b.select(b.icmp_unsigned("<", n, most), n, most)
+        n = count if plan.threaded.heavy else b.udiv(count, ll.Constant(I64, LIGHT_BLOCK))
+        n = _least(b, n, ll.Constant(I64, MAX_BLOCKS))
+        summed = ll.Constant(I64, 1)
+        for var in plan.private:
+            if isinstance(var.type, ir.ArrayType):
+                summed = b.add(summed, self.expr(ir.Dim(var, None)))
+        return _least(b, n, b.udiv(b.mul(count, ll.Constant(I64, SUMMED_PER_PASS)), summed))
 
     def _block_start(self, k, count, blocks):
         """ir/blocks.py `block_start`."""
@@ -142,6 +146,11 @@ class ThreadedLoopEmitter:
             b.store(ll.Constant(I8.as_pointer(), None), slot)
         b.ret(status)
         return fn
+
+
+def _least(b: ll.IRBuilder, x, y):
+    """The unsigned minimum."""
+    return b.select(b.icmp_unsigned("<", x, y), x, y)
 
 
 def _zeroed(var: ir.Var, target: ir.Var) -> ir.Alloc:

@@ -134,6 +134,26 @@ function printing(y: f64[:], x: f64[:])
     end
 end
 
+function pick_row(o, P: f64[:,:], i)
+    o += P[i, 0] * P[i, 1]
+end
+
+function via_row(y: f64[:], P: f64[:,:])
+    @parallel for i = 0:length(y) - 1
+        pick_row(y[i], P, i)
+    end
+end
+
+function corner_row(o, P: f64[:,:], i)
+    o += P[0, 0] * P[i, 1]
+end
+
+function via_corner(y: f64[:], P: f64[:,:])
+    @parallel for i = 0:length(y) - 1
+        corner_row(y[i], P, i)
+    end
+end
+
 function scatter(y: f64[:], x: f64[:], p: i64[:])
     @parallel for i = 0:length(x) - 1
         y[p[i]] += x[i]
@@ -369,6 +389,24 @@ def test_which_loops_are_planned_and_the_roles_of_their_variables():
     gradient = _roles("light", (x, x, np.zeros(3), 1.0), "grad")
     # the gradients of w and c are summed privately; ȳ, x̄ are each pass's own
     assert [roles.count("private") for _, roles in gradient] == [2]
+    # P̄ passed whole to the callee's gradient, written there only in row i: its own
+    P = np.zeros((4, 2))
+    assert [roles.count("private") for _, roles in _roles("via_row", (x, P), "grad")] == [0]
+    assert [roles.count("private") for _, roles in _roles("via_corner", (x, P), "grad")] == [1]
+
+
+@pytest.mark.parametrize("name", ["via_row", "via_corner"])
+def test_gradients_through_whole_arrays_passed_to_callees(interp, llvm, threads, name):
+    P = np.random.default_rng(5).uniform(-1, 1, (N, 2))
+    args = (np.zeros(N), P)
+    expected = rlang.gradient(getattr(interp, name), args, loss="y[7]")
+    seen = []
+    for count in (1, 2):
+        threads(count)
+        got = rlang.gradient(getattr(llvm, name), args, loss="y[7]")
+        assert_same_gradients(got, expected, name)
+        seen.append(_bits(got))
+    assert seen[0] == seen[1]
 
 
 def test_the_blocks_depend_on_the_pass_count_only():
@@ -377,6 +415,8 @@ def test_the_blocks_depend_on_the_pass_count_only():
     assert plans.block_count(10 ** 6, True) == plans.MAX_BLOCKS
     assert plans.block_count(511, False) == 1
     assert plans.block_count(512, False) == 2
+    assert plans.block_count(1000, True, summed=1000) == 15   # sums of 1000 elements
+    assert plans.block_count(1000, True, summed=10 ** 6) == 0
     for count, blocks in [(10, 3), (1000, 64), (65, 64)]:
         starts = [plans.block_start(b, count, blocks) for b in range(blocks + 1)]
         assert starts[0] == 0 and starts[-1] == count
