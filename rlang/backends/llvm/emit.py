@@ -87,7 +87,10 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
                          inline, symbol in counted, plans).emit()
         if symbol in outlined:          # the same code on every path: never inlined
             functions[symbol].attributes.add("noinline")
-            _emit_entry(out, functions[symbol], fn)
+            if python_entries:          # for Python's pool (backends/llvm/blocks.py)
+                _emit_entry(out, functions[symbol], fn)
+            else:                       # a C library's callers never see them
+                functions[symbol].linkage = "internal"
             continue
         _emit_entry(out, functions[symbol], fn, header)
         if symbol == module.entry:      # for batches and foreign calls (jax.ffi)

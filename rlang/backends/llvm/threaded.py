@@ -27,6 +27,8 @@ HOOK_TYPE = ll.FunctionType(I32, [I64, I64.as_pointer(), I8.as_pointer().as_poin
 
 class ThreadedLoopEmitter:
     def run_in_blocks(self, plan: LoopPlan, count, first, stride):
+        """The pool's hook or the blocks in order for the loop of `plan` (count,
+        first index and stride already computed); see the module docstring."""
         b = self.builder
         blocks = self._block_count(count, plan)
         dispatch = self.llfn.append_basic_block("blocks.dispatch")
