@@ -44,7 +44,10 @@ results, gradients included, have the same bits for every thread count.
   blocks or more, the call may use threads (ctx[CTX_THREADS] > 1: Python's calls
   set it to `rlang.get_num_threads()`, a C or XLA caller leaves 0) and Python
   installed the hook.  Python runs the block function on its pool and the
-  reductions in block order (rlang/backends/llvm/blocks.py).  Otherwise the
+  reductions in block order (rlang/backends/llvm/blocks.py); a loop without sums
+  goes to the pool as runs of consecutive blocks, four per thread (one call each:
+  nothing is summed across its passes, so how they are grouped changes no bit).
+  Otherwise the
   compiled code runs the blocks itself, one after the other, through the same
   block and reduction functions (noinline: the same machine code on every path),
   wherever there are private sums or the module reports no frame variables (a
