@@ -49,6 +49,11 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
         types = functions.types_of(functions.bind(name, args))         # leaves the
         functions.native(name, types, inverse)                          # arguments
         functions.native(name, types, inverse, derivative="grad")       # untouched
+    if on_outputs is None and not any(isinstance(a, (ULog, ULogArray)) for a in args):
+        with functions.resident():      # the driver reads no values until the end
+            outputs = functions.call(name, args, inverse)
+            plan = cached_plan(functions, key, plan, name, outputs, loss, inverse)
+            return _gradient_pass(functions, plan, outputs)
     outputs = functions.call(name, args, inverse)
     if on_outputs is not None:
         on_outputs(outputs)
@@ -85,6 +90,7 @@ def _run_pass(functions, plan, outputs: list, gradients: list) -> tuple:
                                      for g, device in zip(gradients, plan.on_device)])
         gradients = [m if device and g is not None else g
                      for g, m, device in zip(gradients, moved, plan.on_device)]
+    functions.prepare_gradients([g for g in gradients if type(g) is np.ndarray])
     new = functions.run(plan.native, plan.symbol,
                         outputs + [g for g in gradients if g is not None])
     returned = _returned(gradients, new[len(outputs):])

@@ -17,13 +17,19 @@ of these objects (`rlang.Module.compiled`) and uses only
   one native call (`rlang.vmap`), where the backend has it;
 - `to_device(arrays)`: host arrays (or None) moved to where the backend's arrays
   live (only asked where the caller passed device arrays: gradient buffers of zeros
-  with at most a seed in one element).
+  with at most a seed in one element);
+- `resident()`: a context in which the host arrays of the calls made inside stay
+  where the backend keeps them until it ends (the cuda backend's device; nothing
+  elsewhere), and `prepare_gradients(arrays)`, which may make a pass's host gradient
+  buffers there without copying them (Note [Arrays resident through a gradient],
+  rlang/backends/cuda/backend.py).
 
 A subclass supplies `call`, `run`, `native` and, for arguments it takes as they are
 (the cuda backend's device arrays), `passes_as_is`.
 """
 from __future__ import annotations
 
+import contextlib
 
 from ..deep import run_deep
 from ..errors import InternalError, RlangTypeError
@@ -81,6 +87,15 @@ class CompiledFunctions:
 
     def to_device(self, arrays: list) -> list:
         raise InternalError(f"{type(self).__name__} has no device memory")
+
+    def resident(self):
+        """A context for calls whose host arrays may stay with the backend (see the
+        module docstring); nothing here."""
+        return contextlib.nullcontext()
+
+    def prepare_gradients(self, arrays: list) -> None:
+        """The host gradient buffers of a pass about to run (see the module
+        docstring); nothing here."""
 
     # ------------------------------------------------------------ lowering
     def lowered(self, name: str, types: tuple, inverse: bool) -> ir.Module:

@@ -15,8 +15,10 @@ shared gradients atomically (Note [Atomic gradients], backends/cuda/emit.py).
 """
 from __future__ import annotations
 
-import linecache
+import contextlib
 import itertools
+import linecache
+import threading
 
 import numpy as np
 
@@ -44,6 +46,31 @@ class CudaFunctions(CompiledFunctions):
     def __init__(self, unit, invcheck: bool, interpreter):
         super().__init__(unit, invcheck, interpreter)
         self._programs: dict = {}
+        self._scope = threading.local()     # .mirrors: the resident arrays, by id
+
+    @contextlib.contextmanager
+    def resident(self):
+        """Note [Arrays resident through a gradient]."""
+        if getattr(self._scope, "mirrors", None) is not None:
+            yield                           # an outer scope keeps them
+            return
+        self._scope.mirrors = mirrors = {}
+        try:
+            yield
+        finally:
+            self._scope.mirrors = None
+            for mirror in mirrors.values():
+                mirror.finish()
+
+    def prepare_gradients(self, arrays: list) -> None:
+        """In a resident scope: the gradient buffers made on the device, each the
+        same as its host array already (zeros and a seed), so none is copied."""
+        mirrors = getattr(self._scope, "mirrors", None)
+        if mirrors is None:
+            return
+        fresh = [a for a in arrays if id(a) not in mirrors]
+        for array, device in zip(fresh, made_on_device(fresh)):
+            mirrors[id(array)] = Arr.alike(array, device)
 
     def types_of(self, values: list) -> tuple:
         """The IR types of bound argument values."""
@@ -84,7 +111,8 @@ class CudaFunctions(CompiledFunctions):
                         f"the same device memory, and `{fn.params[i].name}` is written")
 
     def run(self, native, symbol: str, values: list) -> list:
-        return run_deep(native.call, symbol, values, self.interpreter.max_depth)
+        return run_deep(native.call, symbol, values, self.interpreter.max_depth,
+                        getattr(self._scope, "mirrors", None))
 
     def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):
         """The compiled program of one specialisation, or of a derivative of it
@@ -129,18 +157,21 @@ class CompiledProgram:
         _exec(program.source, space)
         self.space = space
 
-    def call(self, symbol: str, values: list, max_depth: int) -> list:
-        """The new values of the arguments (then the store of `main`)."""
+    def call(self, symbol: str, values: list, max_depth: int, mirrors=None) -> list:
+        """The new values of the arguments (then the store of `main`); `mirrors`:
+        those of a resident scope (Note [Arrays resident through a gradient]), where
+        host arrays are looked up and left, not brought back."""
         fn = self.module.functions[symbol]
         ctx = np.zeros(HOST_WORDS, dtype=np.int64)
         ctx[abi.CTX_MAX_DEPTH] = max_depth
         ctxf = np.zeros(CTXF_WORDS, dtype=np.float64)
-        args = [Arr.of(v) if isinstance(p.type, ir.ArrayType) else _plain(v, p.type)
+        args = [_mirror(v, mirrors) if isinstance(p.type, ir.ArrayType) else _plain(v, p.type)
                 for v, p in zip(values, fn.params)]
         try:
             result = run_host(self.space["H_" + symbol], ctx, ctxf, *args)
         finally:
-            new = [a.finish() if isinstance(a, Arr) else v for a, v in zip(args, values)]
+            new = [(a.finish() if mirrors is None or a.user is not v else v)
+                   if isinstance(a, Arr) else v for a, v in zip(args, values)]
         if result[0] != 0:
             raise error_from_record(ctx, ctxf, self.sites, max_depth, self.loops)
         back = self.program.back[symbol]
@@ -153,6 +184,33 @@ class CompiledProgram:
                 value = _typed(value, var.type)
             new.append((var.name, value))
         return new
+
+
+def _mirror(value, mirrors):
+    """The Arr of an array argument: in a resident scope, the one a host array already
+    has there (or a new one, kept); else a new one."""
+    if mirrors is None or is_device_array(value):
+        return Arr.of(value)
+    mirror = mirrors.get(id(value))
+    if mirror is None or mirror.user is not value:
+        mirror = mirrors[id(value)] = Arr.of(value)
+    return mirror
+
+
+# Note [Arrays resident through a gradient]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# `rlang.gradient` is two calls: f forward, then its gradient pass from f's outputs
+# (rlang/ad/compiled.py).  Each call used to copy its NumPy arrays to the device and
+# the written ones back, so every input crossed twice each way and the gradient
+# buffers, zeros, were uploaded.  The driver now makes both calls inside
+# `functions.resident()`: a host array keeps one mirror (runtime.py `Arr`) for the
+# scope, by identity, so the forward call's device copies serve the gradient pass;
+# the pass's gradient buffers are made on the device (`made_on_device`), where
+# their host arrays already hold the same zeros and seed, so neither side is
+# copied; when the scope ends, the arrays the device changed come back, once.  The
+# driver reads no array values inside the scope (ulog values, whose seeds and
+# gradients it reads, and `on_outputs` keep the plain calls).  An error ends the
+# scope too: the arrays are brought back before it is raised, as after a call.
 
 
 def _compile_device(program, constants: dict) -> dict:

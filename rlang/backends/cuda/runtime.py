@@ -144,6 +144,14 @@ class Arr:
         return cls(host=value, user=value)
 
     @classmethod
+    def alike(cls, host: np.ndarray, dev) -> "Arr":
+        """A host array and a device array holding the same values (the caller's
+        is the host one)."""
+        mirror = cls(host=host, dev=dev, user=host)
+        mirror.on_host, mirror.where = True, "both"
+        return mirror
+
+    @classmethod
     def zeros(cls, shape, elem: str):
         """An array of zeros of `elem` (a ulog zero is the logarithm −inf)."""
         try:

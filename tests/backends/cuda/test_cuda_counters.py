@@ -72,6 +72,22 @@ def test_a_call_on_numpy_arrays_brings_back_only_what_it_wrote():
     assert (counts["dtoh_copies"], counts["dtoh_bytes"]) == (2, 8 * N + 8)
 
 
+def test_a_gradient_on_numpy_arrays_moves_each_array_once_each_way():
+    """Note [Arrays resident through a gradient]: y and x go up once for the forward
+    call and the gradient pass; ȳ and x̄ are made on the device; y (changed and
+    changed back) and x̄ come back once; w̄ travels in its 8-byte box."""
+    x = np.linspace(0.0, 1.0, N)
+    expected = rlang.gradient(INTERP.scale, (np.zeros(N), x, 2.0), loss="y[3]")
+    got, counts = counted(lambda: rlang.gradient(CUDA.scale, (np.zeros(N), x, 2.0),
+                                                 loss="y[3]"))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+    assert counts["launches"] == 3          # forward, the buffers' fill, the pass
+    assert (counts["htod_copies"], counts["htod_bytes"]) == (3, 2 * 8 * N + 8)
+    # two check words, w̄'s box, then y and x̄
+    assert (counts["dtoh_copies"], counts["dtoh_bytes"]) == (5, 8 + 8 + 8 + 2 * 8 * N)
+
+
 def test_a_call_on_device_arrays_copies_one_word():
     x, y = _device(np.linspace(0.0, 1.0, N)), _device(np.zeros(N))
     _, counts = counted(lambda: CUDA.scale(y, x, 2.0))
