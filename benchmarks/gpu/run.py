@@ -45,12 +45,14 @@ def gradient_pass(module, name: str, args: list, seeds: list) -> tuple:
     (None for integers): the vector-Jacobian product.  Returns (the input gradients,
     the arguments' values after the pass)."""
     functions = module.compiled
-    outputs = functions.call(name, args, False)
-    types = tuple(type_of_value(v) for v in outputs)
-    native = functions.native(name, types, False, derivative="grad")
-    symbol = AdjointFunction.symbol(symbol_of(name, types, True))
-    grads = [s.copy() if isinstance(s, np.ndarray) else s for s in seeds]
-    new = functions.run(native, symbol, outputs + [g for g in grads if g is not None])
+    with functions.resident():      # the arrays cross once (Note [Arrays resident
+        outputs = functions.call(name, args, False)     # through a gradient])
+        types = tuple(type_of_value(v) for v in outputs)
+        native = functions.native(name, types, False, derivative="grad")
+        symbol = AdjointFunction.symbol(symbol_of(name, types, True))
+        grads = [s.copy() if isinstance(s, np.ndarray) else s for s in seeds]
+        functions.prepare_gradients([g for g in grads if isinstance(g, np.ndarray)])
+        new = functions.run(native, symbol, outputs + [g for g in grads if g is not None])
     return [g for g in grads if g is not None], new
 
 

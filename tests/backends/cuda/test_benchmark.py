@@ -45,15 +45,17 @@ def test_smoke_mode_checks_every_workload_against_llvm_and_jax():
         figures = row.split()[-5:]
         assert "-" not in figures and all(float(f) >= 0 for f in figures), row
     # rlang.cuda.stats() of one call: what the workloads cost today (NumPy arguments
-    # through two calls per gradient pass; LANGUAGE.md §10's budget is issue #28's
-    # open work), so that a change in the launches and copies shows here
+    # resident through each gradient pass; LANGUAGE.md §10's budget is issue #28's
+    # open work), so that a change in the launches and copies shows here.  Before
+    # the arrays stayed resident: BA 4 launches, 24 copies up (19,152 bytes) and 28
+    # back (19,184); GMM 2, 15 (1,920) and 17 (1,936)
     counts = dict(re.match(r"\s+(.+?)\s{2,}(launches .*)$", line).groups()
                   for line in done.stdout.splitlines()
                   if line.startswith("  ") and "launches " in line)
-    assert counts == {"BA Jacobian, toy (21 obs)": "launches 4, htod_copies 24, "
-                      "dtoh_copies 28, htod_bytes 19152, dtoh_bytes 19184",
-                      "GMM gradient, d=3 K=4 n=13": "launches 2, htod_copies 15, "
-                      "dtoh_copies 17, htod_bytes 1920, dtoh_bytes 1936"}, counts
+    assert counts == {"BA Jacobian, toy (21 obs)": "launches 6, htod_copies 10, "
+                      "dtoh_copies 20, htod_bytes 6720, dtoh_bytes 12800",
+                      "GMM gradient, d=3 K=4 n=13": "launches 3, htod_copies 6, "
+                      "dtoh_copies 12, htod_bytes 744, dtoh_bytes 1296"}, counts
 
 
 def test_smoke_mode_without_jax_skips_its_column():
