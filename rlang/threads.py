@@ -60,6 +60,18 @@ def get_num_threads() -> int:
     return _checked(value, f"the environment variable {_ENVIRONMENT}")
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool threads do not exist there (and the lock
+    may have been held by one of them), so the child starts a pool of its own."""
+    global _lock
+    _lock = threading.Lock()
+    _state["pool"], _state["pool_size"] = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def run_blocks(calls: list) -> list:
     """`[call() for call in calls]`, with at most `get_num_threads()` of them running
     at once (this thread takes calls too); an exception of a call is raised once

@@ -175,6 +175,29 @@ def test_blocks_run_from_inside_a_block_do_not_wait_on_a_full_pool(threads):
     assert done == [[15] * 4]
 
 
+def test_a_forked_child_runs_blocks_on_a_pool_of_its_own(threads):
+    """The parent's pool threads do not exist in a forked child: the child gets a
+    pool of its own (os.register_at_fork), and its blocks really run on threads."""
+    threads(2)
+    assert run_blocks([lambda: 1, lambda: 2]) == [1, 2]       # the parent's pool
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                # the child: report and leave at once
+        try:
+            seen = run_blocks([lambda: threading.current_thread().name] * 8)
+            from rlang import threads as module
+            ok = module._state["pool"] is not None and any(
+                name.startswith("rlang") for name in seen)
+            os.write(writer, b"ok" if ok else repr(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"ok"
+
+
 def test_a_module_called_from_many_threads_at_once_compiles_each_specialisation_once(
         monkeypatch):
     """Callers on several threads (a Dask worker with threads) share one module: its
