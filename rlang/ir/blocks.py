@@ -207,10 +207,9 @@ class _Planner:
 
     def _roles(self, loop: ir.For, outer: list) -> dict | None:
         """Each outer variable's role (Argument), or None: the loop stays inline."""
-        self.loop = loop
         writes: dict = {}           # Var → [(place, Own or None: whole, additive)]
         for stmt in walk(loop.body):
-            for var, place, additive in self._writes(stmt):
+            for var, place, additive in self._writes(stmt, loop):
                 writes.setdefault(var, []).append((place, additive))
         read = self._values_read(loop.body)
         own = ir.Read(loop.var)
@@ -236,7 +235,7 @@ class _Planner:
                 return None
         return roles
 
-    def _writes(self, stmt):
+    def _writes(self, stmt, loop: ir.For):
         """(var, place or None for the whole variable, additive) of each write."""
         if isinstance(stmt, ir.Update):
             yield stmt.target.var, stmt.target, stmt.op in ("+=", "-=")
@@ -250,17 +249,17 @@ class _Planner:
             callee = self.module.functions[stmt.callee]
             for k, arg in enumerate(stmt.args):
                 whole = isinstance(arg, ir.Read) or not isinstance(arg.type, str)
-                place = self._own_in_call(stmt, k) if whole else arg
+                place = self._own_in_call(stmt, k, loop) if whole else arg
                 if isinstance(arg.var.type, ir.StackType) or k in callee.written:
                     yield arg.var, place, False
                 elif k in callee.accumulated:
                     yield arg.var, place, True
 
-    def _own_in_call(self, call: ir.Call, k: int):
+    def _own_in_call(self, call: ir.Call, k: int, loop: ir.For):
         """`Own(axes)` when the callee writes the whole array it gets at position k
         only at elements indexed along each of `axes` by the loop's index (`P[i, 11]`
         in `ba_one(…, P, …, i)` called with the loop's index as i); else None."""
-        holders = {j for j, arg in enumerate(call.args) if _holds(arg, {self.loop.var})}
+        holders = {j for j, arg in enumerate(call.args) if _holds(arg, {loop.var})}
         axes = _written_along(self.module, call.callee, k, holders)
         return Own(axes) if axes else None
 

@@ -170,7 +170,7 @@ class CompiledProgram:
         try:
             result = run_host(self.space["H_" + symbol], ctx, ctxf, *args)
         finally:
-            new = [(a.finish() if mirrors is None or a.user is not v else v)
+            new = [(v if mirrors is not None and mirrors.get(id(v)) is a else a.finish())
                    if isinstance(a, Arr) else v for a, v in zip(args, values)]
         if result[0] != 0:
             raise error_from_record(ctx, ctxf, self.sites, max_depth, self.loops)

@@ -68,27 +68,37 @@ class ThreadedLoops:
         sums = _InOrder(self._entry(loop.reduce) if private else None,
                         [pointers[k] for k in private])
         block = self._entry(loop.block)
-        failed = threading.Event()
         starts = [block_start(b, count, blocks) for b in range(blocks + 1)]
         if not private:     # nothing summed across passes: whole runs of blocks at once
             runs = min(blocks, 4 * get_num_threads())
             starts = [starts[block_start(r, blocks, runs)] for r in range(runs + 1)]
-        calls = [functools.partial(self._block, block, loop, pointers, private, sums, failed,
-                                   depth, max_depth, first, stride, starts[b], starts[b + 1], b)
-                 for b in range(len(starts) - 1)]
+        ran = [False] * (len(starts) - 1)
+
+        def calls(failed):
+            return [functools.partial(self._block, block, loop, pointers, private, sums,
+                                      failed, depth, max_depth, first, stride, starts[b],
+                                      starts[b + 1], b, ran)
+                    for b in range(len(ran)) if not ran[b]]
+
+        failed = threading.Event()
         try:
-            run_blocks(calls)
+            run_blocks(calls(failed))
         except BaseException:
             failed.set()
-        if failed.is_set():
-            if saved is None:       # (cannot happen: a loop without checks or sums)
-                raise RuntimeError("a parallel loop failed with nothing to put back")
+        if not failed.is_set():
+            return 0
+        if saved is not None:
             saved.restore()
             return 1
+        # No check and no sum: only Python failed, before the native calls of some
+        # blocks (which cannot fail).  Running the loop again would repeat the passes
+        # that ran, so the blocks that did not run are finished here.
+        for call in calls(threading.Event()):
+            call()
         return 0
 
     def _block(self, block, loop, pointers, private, sums, failed, depth, max_depth,
-               first, stride, lo, hi, number) -> None:
+               first, stride, lo, hi, number, ran) -> None:
         if failed.is_set():
             return
         ctx = (ctypes.c_int64 * abi.CTX_WORDS)()
@@ -105,6 +115,7 @@ class ThreadedLoops:
             self.native.forget_frames()     # a callee's reports on this thread
             failed.set()
             return
+        ran[number] = True
         sums.add(number, mine)
 
 

@@ -105,7 +105,7 @@ def test_a_gradient_on_device_arrays_keeps_within_the_budget(name, make):
     expected = rlang.gradient(getattr(INTERP, name), host, loss=loss)
     device = tuple(_device(a) if isinstance(a, np.ndarray) else a for a in host)
     got, counts = counted(lambda: rlang.gradient(getattr(CUDA, name), device, loss=loss))
-    assert 1 <= counts["launches"] <= 3
+    assert counts["launches"] == 3          # forward, the buffers' fill, the pass
     assert counts["htod_bytes"] <= 64 and counts["dtoh_bytes"] <= 64, counts
     for g, e in zip(got, expected):
         g = g.copy_to_host() if hasattr(g, "copy_to_host") else g

@@ -332,6 +332,33 @@ def test_independent_indirect_writes_run_on_threads_with_checks_off(threads, poo
     np.testing.assert_array_equal(y0[p], x)
 
 
+def test_a_python_failure_in_a_loop_without_checks_finishes_the_other_blocks(
+        threads, monkeypatch):
+    """Nothing to put back (no check, no sum): the blocks that did not run are run,
+    and no pass runs twice."""
+    m = rlang.loads("""
+function add(y: f64[:], x: f64[:])
+    @inbounds @parallel for i = 0:length(x) - 1
+        y[i] += x[i]
+    end
+end
+""", backend="llvm", invcheck=False)
+    original, refused = runtime.ThreadedLoops._block, []
+
+    def once(self, *args):
+        if args[-2] == 1 and not refused:       # block 1's Python part fails, once
+            refused.append(1)
+            raise MemoryError
+        return original(self, *args)
+
+    monkeypatch.setattr(runtime.ThreadedLoops, "_block", once)
+    threads(2)
+    x = np.linspace(0.0, 1.0, N)
+    y, _ = m.add(np.zeros(N), x)
+    assert refused == [1]
+    np.testing.assert_array_equal(y, x)
+
+
 def test_shared_writes_are_still_found_with_threads(threads):
     threads(4)
     m = rlang.loads(SOURCE, backend="llvm")
