@@ -7,10 +7,23 @@
 `stats()` returns a dict of counts since the last `reset_stats()`: `launches` (every
 kernel launch), `htod_copies`, `dtoh_copies`, `htod_bytes`, `dtoh_bytes` (every copy
 between host and device: of arrays, scalars or error records), the same under Numba's
-simulator as on a GPU.  Importing this module loads neither Numba nor a GPU driver.
+simulator as on a GPU.
+
+`set_deterministic(True)` makes the gradients that many iterations of a kernel add
+to come out with the same bits on every run (a fixed order of additions, at the cost
+of a buffer and one launch more per such kernel; Note [Privatised gradients on the
+GPU], rlang/backends/cuda/privatised.py); `is_deterministic()` says whether it is
+on.  The environment variable RLANG_CUDA_DETERMINISTIC=1 turns it on at start.
+
+`timeline()` records a stretch of work: `with rlang.cuda.timeline() as t: …`, then
+`t.summary()` says its wall time, how much of it the kernels ran (CUDA events
+around each launch) and how much went in the gaps between them.
+
+Importing this module loads neither Numba nor a GPU driver.
 """
 from __future__ import annotations
 
-from .backends.cuda.transfers import reset_stats, stats
+from .backends.cuda.launches import is_deterministic, set_deterministic
+from .backends.cuda.transfers import reset_stats, stats, timeline
 
-__all__ = ["stats", "reset_stats"]
+__all__ = ["stats", "reset_stats", "set_deterministic", "is_deterministic", "timeline"]

@@ -35,6 +35,7 @@ import numpy as np
 
 import rlang
 from rlang.ad.adjoint_ir import AdjointFunction
+from rlang.ad.lanes import laned_symbol
 from rlang.lower.statements import symbol_of, type_of_value
 
 HERE = Path(__file__).resolve().parent
@@ -42,26 +43,39 @@ HERE = Path(__file__).resolve().parent
 
 def gradient_pass(module, name: str, args: list, seeds: list) -> tuple:
     """Run `name` forward, then its gradient pass with the output gradients `seeds`
-    (None for integers): the vector-Jacobian product.  Returns (the input gradients,
-    the arguments' values after the pass)."""
+    (None for integers): the vector-Jacobian product.  `seeds` may be a list of such
+    lists, one per cotangent: one pass with lanes then carries them all (Note
+    [Gradient lanes], rlang/ad/lanes.py).  Returns (the input gradients, one list per
+    cotangent when there are several; the arguments' values after the pass)."""
+    lanes = seeds if isinstance(seeds[0], list) else [seeds]
     functions = module.compiled
     with functions.resident():      # the arrays cross once (Note [Arrays resident
         outputs = functions.call(name, args, False)     # through a gradient])
         types = tuple(type_of_value(v) for v in outputs)
-        native = functions.native(name, types, False, derivative="grad")
+        derivative = f"grad{len(lanes)}" if len(lanes) > 1 else "grad"
+        native = functions.native(name, types, False, derivative=derivative)
         symbol = AdjointFunction.symbol(symbol_of(name, types, True))
-        grads = [s.copy() if isinstance(s, np.ndarray) else s for s in seeds]
-        functions.prepare_gradients([g for g in grads if isinstance(g, np.ndarray)])
-        new = functions.run(native, symbol, outputs + [g for g in grads if g is not None])
-    return [g for g in grads if g is not None], new
+        if len(lanes) > 1:
+            symbol = laned_symbol(symbol, len(lanes))
+        grads = [[s.copy() if isinstance(s, np.ndarray) else s for s in lane] for lane in lanes]
+        functions.prepare_gradients([g for lane in grads for g in lane
+                                     if isinstance(g, np.ndarray)])
+        passed = [lane[k] for k in range(len(outputs)) if grads[0][k] is not None
+                  for lane in grads]
+        new = functions.run(native, symbol, outputs + passed)
+    found = [[g for g in lane if g is not None] for lane in grads]
+    return (found if len(lanes) > 1 else found[0]), new
 
 
-def call_counts(fn) -> dict:
-    """The launches and copies of one warm call of `fn` (LANGUAGE.md §10)."""
+def call_counts(fn) -> tuple:
+    """The launches and copies of one warm call of `fn` (LANGUAGE.md §10), and the
+    summary of its timeline: wall time, the kernels' time and the gaps
+    (`rlang.cuda.timeline()`; kernels are timed on a GPU only)."""
     fn()
     rlang.cuda.reset_stats()
-    fn()
-    return rlang.cuda.stats()
+    with rlang.cuda.timeline() as timeline:
+        fn()
+    return rlang.cuda.stats(), timeline.summary()
 
 
 def best(fn, repeat: int) -> float:
@@ -92,13 +106,12 @@ def ba_inputs(n_obs: int, rng):
 
 def ba_rev(module, P, feats):
     n = len(P)
-    rows = []
-    for seed_row in (0, 1):
-        seeds = [np.zeros(n), np.zeros(n), np.zeros_like(P), np.zeros_like(feats)]
-        seeds[seed_row][:] = 1.0
-        grads, _ = gradient_pass(module, "ba", [np.zeros(n), np.zeros(n), P, feats], seeds)
-        rows.append(grads[2])
-    return np.stack(rows, axis=1)          # (n_obs, 2, 15)
+    seeds = [[np.zeros(n), np.zeros(n), np.zeros_like(P), np.zeros_like(feats)]
+             for _ in (0, 1)]
+    seeds[0][0][:] = 1.0                   # lane 0: r0's row, lane 1: r1's (one pass)
+    seeds[1][1][:] = 1.0
+    lanes, _ = gradient_pass(module, "ba", [np.zeros(n), np.zeros(n), P, feats], seeds)
+    return np.stack([lanes[0][2], lanes[1][2]], axis=1)          # (n_obs, 2, 15)
 
 
 def jax_or_none():
@@ -229,8 +242,11 @@ def main(argv=None) -> None:
                      run_jax and best(run_jax, options.repeat)))
     print("launches and host-device copies of one call on the cuda backend "
           "(rlang.cuda.stats()):")
-    for name, found in counted:
+    for name, (found, _) in counted:
         print(f"  {name:44} " + ", ".join(f"{k} {v}" for k, v in found.items()))
+    print("timeline of that call (rlang.cuda.timeline()):")
+    for name, (_, summary) in counted:
+        print(f"  {name:44} {summary}")
     print(f"{'workload':44} {'cuda s':>9} {'llvm s':>9} {'JAX s':>9} "
           f"{'llvm/cuda':>10} {'cuda/JAX':>9}")
     for name, c, l_, j in rows:

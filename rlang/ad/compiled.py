@@ -26,6 +26,8 @@ from ..lower.statements import symbol_of
 from ..numbers import ULog, ULogArray
 from ..values import Stack, is_device_array, read_element
 from .adjoint_ir import AdjointFunction
+from .derivatives import lane_count
+from .lanes import laned_symbol
 from .loss import loss_location, resolve_loss
 from .shadow import shadow_type
 from .tangent_ir import TangentFunction
@@ -158,7 +160,8 @@ class GradientPlan:
     reused for later calls with arguments of the same kinds when the loss names a
     constant element (`constant_loss`) that `fits` the arrays of the call."""
 
-    def __init__(self, functions, name: str, outputs: list, loss, inverse: bool):
+    def __init__(self, functions, name: str, outputs: list, loss, inverse: bool,
+                 derivative: str = "grad"):
         fn = functions.unit.functions[name]
         host = [_stand_in(v) for v in outputs]
         self.part = self.position = self.index = None       # no loss: a vjp's plan
@@ -170,8 +173,10 @@ class GradientPlan:
         self.on_device = self.on_device if any(self.on_device) else None
         outputs = host
         self.types = tuple(type_of_value(v) for v in outputs)
-        self.native = functions.native(name, self.types, inverse, derivative="grad")
+        self.native = functions.native(name, self.types, inverse, derivative=derivative)
         self.symbol = AdjointFunction.symbol(symbol_of(name, self.types, not inverse))
+        if lane_count(derivative):          # a pass with lanes (Note [Gradient lanes])
+            self.symbol = laned_symbol(self.symbol, lane_count(derivative))
         # plain: every gradient is a float or complex scalar or a NumPy array (no
         # stacks, no ulog or fixed arrays), made by `zeros[k]` (a dtype or a type)
         shadows = [shadow_type(t) for t in self.types]

@@ -7,7 +7,9 @@ returns `(module, shared)`:
 - "grad": the gradient pass, the adjoint transform (adjoint_ir.py) of ~f's IR;
 - "tan": the tangent transform (tangent_ir.py) of f's IR, the forward half of a
   compiled Hessian;
-- "tan_grad": the tangent transform of the gradient pass, its backward half.
+- "tan_grad": the tangent transform of the gradient pass, its backward half;
+- "grad<W>" (W ≥ 2, e.g. "grad4"): the gradient pass carrying W cotangents at once
+  (lanes.py, Note [Gradient lanes]); `lanes.NotLaned` where it cannot.
 
 `shared` names the shadow variables the transforms created for the gradients: the
 cuda backend updates those atomically (Note [Atomic gradients],
@@ -21,6 +23,7 @@ from typing import Callable
 
 from ..ir import nodes as ir
 from .adjoint_ir import AdjointFunction
+from .lanes import laned
 from .shadow import derive_module
 from .tangent_ir import TangentFunction
 
@@ -31,6 +34,10 @@ DERIVATIVES = ("grad", "tan", "tan_grad")
 def derivative_ir(lowered: Callable[[bool], ir.Module],
                   derivative: str) -> tuple[ir.Module, frozenset]:
     """(IR module, shadows of gradients) of `derivative` (see the module docstring)."""
+    lanes = lane_count(derivative)
+    if lanes:
+        module, shared = derivative_ir(lowered, "grad")
+        return laned(module, shared, lanes)
     if derivative not in DERIVATIVES:
         raise ValueError(f"no derivative {derivative!r}; there are {DERIVATIVES}")
     if derivative == "tan":
@@ -42,6 +49,13 @@ def derivative_ir(lowered: Callable[[bool], ir.Module],
         module = derive_module(module, recording(TangentFunction, tangents, gradients))
         gradients |= tangents
     return module, frozenset(gradients)
+
+
+def lane_count(derivative: str) -> int:
+    """W of a laned gradient pass "grad<W>" (0 for any other derivative)."""
+    count = derivative[len("grad"):]
+    return int(count) if derivative.startswith("grad") and count.isdigit() and \
+        int(count) >= 2 else 0
 
 
 def recording(transform, found: set, of: set | None = None):

@@ -263,7 +263,8 @@ def jacobian(function, args, inputs=None, outputs=None, argnums=None) -> np.ndar
     parameter names (or positions); by default every float parameter.  `argnums`
     (an int or a tuple of ints, as `rlang.grad`'s) chooses the inputs by position
     instead.  Each row is one gradient run (reverse mode: one backward pass per
-    output)."""
+    output); on a compiled backend, one forward run and then a backward pass per
+    LANES rows (rlang/ad/jacobian_rows.py)."""
     args = called_with(function, args, "jacobian")
     fn = function.module.unit.functions[function.name]
     if argnums is not None:
@@ -274,6 +275,15 @@ def jacobian(function, args, inputs=None, outputs=None, argnums=None) -> np.ndar
     float_params = [n for n, value in zip(names, args) if _differentiable(value)]
     inputs = _param_names(fn, inputs, float_params)
     outputs = _param_names(fn, outputs, float_params)
+    module = function.module
+    if module.compiled is not None and outputs and inputs:
+        from .jacobian_rows import compiled_jacobian   # rows W at a time (Note [Gradient lanes])
+
+        found = module.compiled_or_none(compiled_jacobian, function.name, args,
+                                        function.inverse, [names.index(i) for i in inputs],
+                                        [names.index(o) for o in outputs])
+        if found is not None:
+            return found
     rows = []
     for name in outputs:
         position = names.index(name)

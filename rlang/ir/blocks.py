@@ -149,6 +149,16 @@ def plan_blocks(module: ir.Module, shared: frozenset = frozenset()) -> tuple:
     return ir.Module(module.entry, functions, module.sites), planner.plans
 
 
+def loop_roles(module: ir.Module, loop: ir.For, shared: frozenset, outer: list):
+    """The role of each variable of `outer` (used by `loop`, defined outside it), as
+    the Note gives them: "read"; "written" (each pass its own elements); "private"
+    (sums the passes only add to, at places two passes may share), which the cuda
+    backend privatises per block or per thread (Note [Privatised gradients on the
+    GPU], rlang/backends/cuda/privatised.py).  None when the loop's writes do not fit
+    the roles."""
+    return _Planner(module, shared)._roles(loop, outer)
+
+
 class _Planner:
     def __init__(self, module: ir.Module, shared: frozenset):
         self.module, self.shared = module, shared

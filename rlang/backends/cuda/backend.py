@@ -31,6 +31,7 @@ from ...lower.statements import lower, symbol_of
 from .. import abi
 from ..functions import CompiledFunctions
 from .emit import write_program
+from .host_loops import compile_for_cpu
 from .runtime import HOST_WORDS, Arr, constant_array, device_bytes, \
     error_from_record, host_namespace, is_device_array, made_on_device, run_host
 from .scalar import CTXF_WORDS
@@ -155,6 +156,7 @@ class CompiledProgram:
         if program.kernels:
             space.update(_compile_device(program, constants))
         _exec(program.source, space)
+        compile_for_cpu(program, space, constants)      # Note [Host loops compiled]
         self.space = space
 
     def call(self, symbol: str, values: list, max_depth: int, mirrors=None) -> list:
@@ -222,7 +224,8 @@ def _compile_device(program, constants: dict) -> dict:
     except ImportError:
         raise RlangError("the cuda backend needs numba-cuda to run `@parallel for` "
                          "kernels: pip install 'rlang[cuda]'") from None
-    from .runtime import device_form, simulated
+    from .launches import simulated
+    from .runtime import device_form
 
     if simulated():
         from .systems import namespace
@@ -230,12 +233,15 @@ def _compile_device(program, constants: dict) -> dict:
         space = namespace()
     else:
         space = gpu_namespace()
-    space.update(common_namespace())
+    space.update(common_namespace(simulated()))
     space.update({name: device_form(values) for name, values in constants.items()})
     _exec(program.device_source, space)
     for symbol in program.device:
         space["D_" + symbol] = cuda.jit(device=True)(space["D_" + symbol])
-    return {plan.name: cuda.jit(space[plan.name]) for plan in program.kernels}
+    names = [plan.name for plan in program.kernels] + [
+        f"{plan.name}_{suffix}" for plan in program.kernels if plan.private
+        for suffix in ("shared", "rows", "sums")]      # Note [Privatised gradients on the GPU]
+    return {name: cuda.jit(space[name]) for name in names}
 
 
 def _exec(source: str, space: dict) -> None:

@@ -340,7 +340,34 @@ def gpu_namespace(jit=None) -> dict:
     return space
 
 
-def common_namespace() -> dict:
-    """What kernels need in every mode: the cuda module, types, `publish`."""
-    return {"cuda": cuda, "int64": int64, "float64": float64,
-            "publish": cuda.jit(device=True)(publish)}
+def warp_sum(value):
+    """The sum of `value` over the warp's active lanes, in lane 0 (shuffles down a
+    tree: Note [Privatised gradients on the GPU])."""
+    mask = cuda.activemask()
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(mask, value, offset)
+        offset //= 2
+    return value
+
+
+def lane_leads():
+    """Whether this thread is lane 0 of its warp, which holds `warp_sum`'s total."""
+    return cuda.laneid == 0
+
+
+def _alone(value):
+    return value
+
+
+def _always():
+    return True
+
+
+def common_namespace(simulated: bool = False) -> dict:
+    """What kernels need in every mode: the cuda module, types, `publish`, and the
+    warp sums (the simulator has no warps: each thread is its own)."""
+    device = cuda.jit(device=True)
+    return {"cuda": cuda, "int64": int64, "float64": float64, "publish": device(publish),
+            "warp_sum": _alone if simulated else device(warp_sum),
+            "lane_leads": _always if simulated else device(lane_leads)}

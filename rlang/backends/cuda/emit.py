@@ -45,13 +45,14 @@ from ...ir.passes import run_passes
 from ...primitives import UPDATE_TABLE
 from .instructions import write_instr
 from ...errors import InternalError
-from ...types_rules import BackendUnsupported
 from .. import abi
-from ...ir.walk import has_checks, walk
+from ...ir.walk import has_checks
 from .expr import ExprWriter, check_type, load_helper, record_args
 from .scalar import CTXF_WORDS
 from .shared_writes import SharedWriteWriter, Tracker
-from .kernels import KernelPlan, device_symbols, plan_kernel, refuse_device_constructs
+from . import privatised
+from .host_loops import outline_loops, runs_anywhere, worth_compiling
+from .kernels import KernelPlan, device_symbols, plan_kernel
 
 
 @dataclass
@@ -60,8 +61,16 @@ class Program:
     device_source: str = ""                              # device functions and kernels
     kernels: list = field(default_factory=list)          # KernelPlan, by number
     device: list = field(default_factory=list)           # symbols of device functions
+    cpu: list = field(default_factory=list)              # symbols compiled for the CPU
+    cpu_source: str = ""                                 # their `C_<symbol>` functions
+    outlined: dict = field(default_factory=dict)         # id(loop) → its function's symbol
+    module: ir.Module | None = None                      # the module written (outlined)
     constants: dict = field(default_factory=dict)        # global name → ConstArray
     back: dict = field(default_factory=dict)             # symbol → positions returned
+
+
+#: The name prefix of a function's code in each mode (kernels are `K<n>`).
+PREFIXES = {"host": "H_", "device": "D_", "kernel": "D_", "cpu": "C_"}
 
 
 def returned_positions(fn: ir.Function) -> list:
@@ -79,6 +88,7 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     module = run_passes(module)         # rlang/ir/passes.py
     program = Program("")
     recursive = recursive_symbols(module)
+    module, program.outlined = outline_loops(module, recursive)   # Note [Host loops compiled]
     counted = depth_counted_symbols(module)
     lines, device_lines = [], []
     for symbol, fn in module.functions.items():
@@ -92,25 +102,26 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     for plan in program.kernels:
         for symbol in device_symbols(module, plan.loop.body):
             device[symbol] = None
-    if all_device:
-        def gpu_ready(symbol) -> bool:
-            fn = module.functions[symbol]
-            try:
-                refuse_device_constructs(module, fn.body, fn.span, "in device functions")
-            except BackendUnsupported:
-                return False
-            return symbol not in recursive and not fn.results and not any(
-                isinstance(s, ir.For) and s.parallel for s in walk(fn.body))
-
-        for symbol, fn in module.functions.items():
-            if gpu_ready(symbol) and all(gpu_ready(c) for c in device_symbols(module, fn.body)):
+    anywhere = runs_anywhere(module, recursive)
+    if all_device:          # (a loop taken out of host code is not a function to show)
+        outlined = set(program.outlined.values())
+        for symbol in anywhere:
+            if symbol not in outlined:
                 device[symbol] = None
+    program.cpu = worth_compiling(module, anywhere)      # Note [Host loops compiled]
+    program.module = module
+    cpu_lines = []
+    for symbol in program.cpu:
+        cpu_lines += FunctionWriter(program, module, module.functions[symbol], "cpu", shadows,
+                                    recursive).write()
+    program.cpu_source = "\n".join(cpu_lines) + "\n"
     for symbol in device:
         writer = FunctionWriter(program, module, module.functions[symbol], "device", shadows,
                                 recursive)
         device_lines += writer.write()
     for plan in program.kernels:
-        device_lines += KernelWriter(program, module, plan, shadows).write()
+        for variant in ("plain",) + (privatised.VARIANTS if plan.private else ()):
+            device_lines += KernelWriter(program, module, plan, shadows, variant).write()
     program.device = list(device)
     program.source = "\n".join(lines) + "\n"
     program.device_source = "\n".join(device_lines) + "\n"
@@ -132,6 +143,7 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
         self.count = 0
         self.span = fn.span if fn is not None else None
         self.boxes: dict = {}           # kernels: outer shadow Var → its array's name
+        self.registers: dict = {}       # privatised kernels: (box Var, part) → a local
         self.trackers: dict = {}        # kernels: loop site → Tracker (claims)
         self.back = [] if fn is None else [fn.params[k] for k in program.back[fn.symbol]]
         if fn is not None:
@@ -191,7 +203,7 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
 
     def shared(self, var: ir.Var) -> bool:
         """Whether updates of `var` go through atomics (Note [Atomic gradients])."""
-        if self.mode == "host" or var not in self.shadows:
+        if self.mode in ("host", "cpu") or var not in self.shadows:
             return False
         return isinstance(var.type, ir.ArrayType) or var in self.boxes
 
@@ -296,7 +308,11 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
             return
         if isinstance(place, ir.VarPlace):
             slot = 0 if place.field is None else place.field
-            self.emit(f"cuda.atomic.add({self.boxes[place.var]}, {slot}, {amount})")
+            register = self.registers.get((place.var, slot))
+            if register is not None:            # Note [Privatised gradients on the GPU]
+                self.emit(f"{register} += {amount}")
+            else:
+                self.emit(f"cuda.atomic.add({self.boxes[place.var]}, {slot}, {amount})")
             return
         key = indices + ([str(place.field)] if place.field is not None else [])
         key = key[0] if len(key) == 1 else f"({', '.join(key)},)"
@@ -305,7 +321,7 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
     # ------------------------------------------------------------- functions
     def write(self) -> list:
         fn = self.fn
-        prefix = "H_" if self.mode == "host" else "D_"
+        prefix = PREFIXES[self.mode]
         params = ", ".join(self.name(p) for p in fn.params)
         head = f"def {prefix}{fn.symbol}(ctx, ctxf{', ' + params if params else ''}):"
         if self.mode == "host":
@@ -325,7 +341,11 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
     def body(self, stmts) -> None:
         start = len(self.lines)
         for stmt in stmts:
-            ir.visit(self, stmt)
+            outlined = self.program.outlined.get(id(stmt)) if self.mode == "host" else None
+            if outlined is not None and outlined != self.fn.symbol:
+                self.outlined_call(outlined)
+            else:
+                ir.visit(self, stmt)
         if len(self.lines) == start:
             self.emit("pass")
 
@@ -570,17 +590,22 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
         start, step, stop, count = self.loop_range(stmt)
         self.emit(f"if {count} > 0:")
         self.level += 1
-        boxes = [self.fresh("box") for _ in plan.boxes]
-        for box, var in zip(boxes, plan.boxes):
-            self.emit(f"{box} = to_box({self.name(var)})")
         buffers, tracked = self.owner_buffers(plan)          # shared_writes.py
         args = [start, step, count] + [f"{self.name(v)}.d()" for v in plan.arrays] + \
-            [self.name(v) for v in plan.scalars] + boxes + buffers
-        failed = self.fresh("failed")
-        self.emit(f"{failed} = launch({plan.name}, {count}, {plan.checked}, "
-                  f"({', '.join(args)},), ctx, ctxf, {plan.number}{tracked})")
-        for box, var in zip(boxes, plan.boxes):
-            self.emit(f"{self.name(var)} = from_box({box})")
+            [self.name(v) for v in plan.scalars] + buffers
+        failed, sums = self.fresh("failed"), self.fresh("sums")
+        initial = "".join(f"{self.name(v)}, " for v in plan.boxes)
+        kernel = plan.name
+        if plan.private:        # Note [Privatised gradients on the GPU]
+            arrays = [3 + plan.arrays.index(v) for v in plan.private if v in plan.arrays]
+            boxes = [plan.boxes.index(v) for v in plan.private if v in plan.boxes]
+            kernel = f"Privatised({kernel}, {kernel}_shared, {kernel}_rows, " \
+                     f"{kernel}_sums, {tuple(arrays)!r}, {tuple(boxes)!r})"
+        self.emit(f"{failed}, {sums} = launch({kernel}, {count}, {plan.checked}, "
+                  f"({', '.join(args)},), ctx, ctxf, {plan.number}{tracked or ', None'}, "
+                  f"({initial}))")
+        for k, var in enumerate(plan.boxes):       # Note [Scalar sums come back with the status]
+            self.emit(f"{self.name(var)} = {sums}[{k}]")
         for var in plan.arrays:
             if var in plan.written_arrays:
                 self.emit(f"{self.name(var)}.written_on_device()")
@@ -606,7 +631,7 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
                 args.append("complex(0.0, 0.0)" if arg.type == "complex" else "0.0")
             else:
                 args.append(self.place_text(arg, indices))
-        prefix = "H_" if self.mode == "host" else "D_"
+        prefix = PREFIXES[self.mode]
         result = self.fresh("r")
         self.emit(f"{result} = {prefix}{stmt.callee}(ctx, ctxf{''.join(', ' + a for a in args)})")
         self.emit(f"if {result}[0] != 0:")
@@ -624,6 +649,21 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
                 self.atomic_add(arg, indices, returned)
             else:
                 self.store(arg, indices, f"{self.place_text(arg, indices)} + {returned}")
+
+    def outlined_call(self, symbol: str) -> None:
+        """A loop taken out into a function of its own (host_loops.py): called without
+        a frame of its own; the scalars it writes come back."""
+        callee = self.module.functions[symbol]
+        result = self.fresh("r")
+        args = "".join(", " + (self.name(p) if isinstance(p.type, ir.ArrayType) else self.read(p))
+                       for p in callee.params)
+        self.emit(f"{result} = H_{symbol}(ctx, ctxf{args})")
+        self.emit(f"if {result}[0] != 0:")
+        self.level += 1
+        self.fail_return()
+        self.level -= 1
+        for j, k in enumerate(self.program.back[symbol]):
+            self.store(ir.VarPlace(callee.params[k]), None, f"{result}[{j + 1}]")
 
     def call_aliasing(self, stmt: ir.Call, index_lists) -> None:
         """Written arguments must not be the same memory as another argument."""
@@ -645,11 +685,18 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
 class KernelWriter(FunctionWriter):
     """The kernel of one `@parallel for` (see the module docstring)."""
 
-    def __init__(self, program: Program, module: ir.Module, plan: KernelPlan, shadows):
+    def __init__(self, program: Program, module: ir.Module, plan: KernelPlan, shadows,
+                 variant: str = "plain"):
         super().__init__(program, module, None, "kernel", shadows)
-        self.plan = plan
+        self.plan, self.variant = plan, variant     # Note [Privatised gradients on the GPU]
         self.span = None
         self.names.update(plan.constants)
+
+    def shared(self, var: ir.Var) -> bool:
+        """Shadows each pass adds to at its own elements alone (`KernelPlan.own`)
+        take plain adds in the kernel's body; device functions, which may be called
+        with shared arrays elsewhere, keep their atomic adds."""
+        return var not in self.plan.own and super().shared(var)
 
     def fail_return(self) -> None:
         if self.plan.checked:
@@ -666,13 +713,23 @@ class KernelWriter(FunctionWriter):
             self.trackers[plan.loop.site] = Tracker(owners, "_start", "_step", "_n",
                                                      "(_start + _n * _step)")
         narrow = [v for v in plan.scalars if v.type in ("i32", "f32")]
-        params = ["_start", "_step", "_count"] + [self.name(v) for v in plan.arrays] + \
+        private = set(plan.private) if self.variant != "plain" else set()
+
+        def param(name: str, var) -> str:
+            return privatised.global_name(name) if var in private else name
+
+        params = ["_start", "_step", "_count"] + \
+            [param(self.name(v), v) for v in plan.arrays] + \
             [("_p" if v in narrow else "") + self.name(v) for v in plan.scalars] + \
-            [self.boxes[v] for v in plan.boxes] + list(owners.values()) + \
-            list(self.inner_owners.values())
+            list(owners.values()) + list(self.inner_owners.values())
+        params = [param(self.boxes[v], v) for v in plan.boxes] + params   # launches.py
         if plan.checked:
             params = ["err", "errf"] + params
-        head = f"def {plan.name}({', '.join(params)}):"
+        if self.variant == "rows":
+            params.append("_rows")
+        head = f"def {privatised.kernel_name(plan, self.variant)}({', '.join(params)}):"
+        if private:
+            privatised.write_prologue(self, plan, self.variant)
         self.emit(f"ctx = cuda.local.array({abi.CTX_WORDS}, int64)")
         self.emit(f"ctxf = cuda.local.array({CTXF_WORDS}, float64)")
         self.emit(f"ctx[{abi.CTX_SITE}] = 0")
@@ -690,5 +747,10 @@ class KernelWriter(FunctionWriter):
         self.body(plan.loop.body)
         self.emit("_n += _stride")
         self.level -= 1
-        return [head] + self.lines + [""]
+        if private:
+            privatised.write_epilogue(self, plan, self.variant)
+        lines = [head] + self.lines + [""]
+        if self.variant == "rows":
+            lines += privatised.write_sums_kernel(self, plan)
+        return lines
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...ir import nodes as ir
+from ...ir.blocks import loop_roles
 from ...ir.shared_writes import tracked_arrays
 from ...ir.walk import defined_vars, has_sites, used_vars, walk, writes
 from ...types_rules import BackendUnsupported
@@ -37,6 +38,8 @@ class KernelPlan:
     owners: list = field(default_factory=list)          # arrays whose writes it claims
     inner_owners: list = field(default_factory=list)    # (site, Var) of inner loops
     constants: dict = field(default_factory=dict)       # constant Var → global name
+    private: list = field(default_factory=list)         # sums privatised (privatised.py)
+    own: set = field(default_factory=set)               # shadows each pass adds to alone
 
     @property
     def name(self) -> str:
@@ -110,6 +113,11 @@ def plan_kernel(module: ir.Module, fn: ir.Function, stmt: ir.For, shadows: set,
     plan.inner_owners = [(inner.site, var) for inner in walk(stmt.body)
                          if isinstance(inner, ir.For) and inner is not stmt
                          for var in tracked_arrays(module, inner)]
+    if shadows and not (plan.owners or plan.inner_owners):
+        roles = loop_roles(module, stmt, shadows, outer) or {}
+        plan.private = [v for v in outer if roles.get(v) == "private"
+                        and (v in plan.arrays or v in plan.boxes)]
+        plan.own = {v for v in plan.arrays if v in shadows and roles.get(v) == "written"}
     plan.checked = bool(plan.owners or plan.inner_owners) or has_sites(stmt.body) or any(
         has_sites(module.functions[s].body) for s in callees)
     return plan

@@ -76,7 +76,7 @@ def ptx_text(unit, invcheck: bool, cc: tuple = DEFAULT_CC,
     out = [f"// PTX of {unit.file} for sm_{cc[0]}{cc[1]} (rlang, cuda backend)"]
     out += [f"// left out: {name}: {reason}" for name, reason in skipped]
     with _target_cc(cc), _nvvm_errors(cc):
-        _compile_all(out, program, space, python_functions, module, cc)
+        _compile_all(out, program, space, python_functions, program.module, cc)
     return "\n".join(out) + "\n", skipped
 
 
@@ -137,15 +137,24 @@ def _compile_all(out, program, space, python_functions, module, cc) -> None:
 
     ctx = (types.int64[::1], types.float64[::1])
     for plan in program.kernels:
+        boxes = tuple(types.float64[::1] for _ in plan.boxes)      # complex: two parts
         signature = ((types.int64[::1], types.float64[::1]) if plan.checked else ()) + \
-            (types.int64, types.int64, types.int64) + \
+            boxes + (types.int64, types.int64, types.int64) + \
             tuple(_numba_type(v.type) for v in plan.arrays) + \
-            tuple(_numba_type(v.type, True) for v in plan.scalars) + \
-            tuple(types.float64[::1] for _ in plan.boxes)          # complex: two parts
+            tuple(_numba_type(v.type, True) for v in plan.scalars)
         span = module.sites[plan.loop.step_site].span
-        ptx = _compile_ptx(space[plan.name], signature, cc)
-        out.append(f"// ---- kernel {plan.name}: @parallel for {plan.loop.var.name} at {span}")
-        out.append(ptx)
+        variants = [(plan.name, signature)]
+        if plan.private:        # Note [Privatised gradients on the GPU]
+            sums = tuple(_numba_type(v.type) for v in plan.private if v in plan.arrays) + \
+                tuple(types.float64[::1] for v in plan.private if v in plan.boxes)
+            rows = types.float64[:, ::1]
+            variants += [(plan.name + "_shared", signature),
+                         (plan.name + "_rows", signature + (rows,)),
+                         (plan.name + "_sums", (rows, types.int64) + sums)]
+        for name, types_ in variants:
+            ptx = _compile_ptx(space[name], types_, cc)
+            out.append(f"// ---- kernel {name}: @parallel for {plan.loop.var.name} at {span}")
+            out.append(ptx)
     for symbol in program.device:
         fn = module.functions[symbol]
         signature = ctx + tuple(_numba_type(p.type) for p in fn.params)

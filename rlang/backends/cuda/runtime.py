@@ -10,11 +10,7 @@ held as the float64 array of its parts on both sides (`pairs`: a view of the
 caller's array, never a copy), a fixed array as its raw int64 values, a ulog array
 as the float64 of its logarithms.
 
-`launch(kernel, count, checked, args, ctx, ctxf, number)` runs a kernel over
-`count` iterations (a grid-stride loop: any count fits the grid) and, when the
-kernel can fail, moves the record of its first failed iteration (in the loop's
-order) into the host's
-error record.  `error_from_record(ctx, ctxf, sites, max_depth, loops)` builds the
+`launch` (rlang/backends/cuda/launches.py) runs a kernel.  `error_from_record(ctx, ctxf, sites, max_depth, loops)` builds the
 interpreter's RlangError from it (rlang/backends/errors.py).
 
 `host_namespace()` is what generated host code sees: the Python helpers
@@ -22,17 +18,16 @@ interpreter's RlangError from it (rlang/backends/errors.py).
 """
 from __future__ import annotations
 
-import os
 import struct
 import sys
-import threading
 
 import numpy as np
 
 from .. import abi
 from ...ir.nodes import ArrayType, representation
 from ...values import is_device_array, wrap_i64
-from .scalar import CTXF_WORDS, ERR_INDEX, ERR_SHARED, ERR_WORDS
+from .scalar import CTXF_WORDS
+from .launches import Privatised, cuda, launch, threads_and_blocks
 from .systems import namespace as helper_namespace
 from .transfers import into_device, launch_kernel, to_device, to_host
 
@@ -45,16 +40,6 @@ DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32,
 #: Host error records: the words of abi.py, then the failed kernel's number + 1
 #: and the loop index of its failed iteration.
 HOST_WORDS = abi.CTX_WORDS + 2
-
-
-def simulated() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
-def cuda():
-    from numba import cuda as module
-
-    return module
 
 
 def device_bytes(value) -> tuple:
@@ -225,79 +210,6 @@ class Arr:
         return copy.view(system) if system is not None else copy
 
 
-def threads_and_blocks(count: int) -> tuple:
-    """The launch shape: 128 threads per block (8 under the simulator, whose threads
-    are Python threads), at most 65,535 blocks (at most 2 simulated): each thread
-    takes every (threads · blocks)-th iteration."""
-    sim = simulated()
-    threads = int(os.environ.get("RLANG_CUDA_THREADS", 8 if sim else 128))
-    most = int(os.environ.get("RLANG_CUDA_BLOCKS", 2 if sim else 65535))
-    return threads, max(1, min(most, -(-count // threads)))
-
-
-def launch(kernel, count: int, checked: bool, args: tuple, ctx, ctxf, number: int,
-           tracked=None) -> bool:
-    """Run `kernel`; True when an iteration failed (its record is then in ctx).
-    `tracked`, for a kernel with owner buffers (Note [Shared writes on the GPU],
-    backends/cuda/shared_writes.py): the positions in `args` of the device arrays the kernel
-    writes, and (position, fill) of its owner buffers; a launch that saw a shared
-    write runs again in one thread from the arrays as they were."""
-    threads, blocks = threads_and_blocks(count)
-    if not checked:
-        launch_kernel(kernel, (blocks, threads), args)
-        return False
-    saved = None
-    if tracked is not None:
-        saved = [(args[p], device_copy(args[p])) for p in tracked[0]]
-    record, errf = _run_checked(kernel, (blocks, threads), args)
-    if saved is not None and record[ERR_SHARED]:
-        for array, copy in saved:
-            array.copy_to_device(copy)
-        for p, fill in tracked[1]:
-            into_device(args[p], np.full(args[p].shape, fill, dtype=np.int64))
-        record, errf = _run_checked(kernel, (1, 1), args)
-    if record[abi.CTX_SITE] == 0:
-        return False
-    depth = ctx[abi.CTX_DEPTH], ctx[abi.CTX_MAX_DEPTH]
-    ctx[:abi.CTX_WORDS] = record[:abi.CTX_WORDS]
-    ctx[abi.CTX_DEPTH], ctx[abi.CTX_MAX_DEPTH] = depth
-    ctxf[:] = to_host(errf)
-    ctx[abi.CTX_WORDS] = number + 1
-    ctx[abi.CTX_WORDS + 1] = record[ERR_INDEX]
-    return True
-
-
-def _run_checked(kernel, shape: tuple, args: tuple) -> tuple:
-    """Launch a kernel with a clean error buffer: (the buffer's words, its doubles on
-    the device).  Note [Error buffers stay on the device]."""
-    with _clean_lock:
-        err, errf = _clean.pop() if _clean else \
-            (to_device(np.zeros(ERR_WORDS, dtype=np.int64)),
-             to_device(np.zeros(CTXF_WORDS, dtype=np.float64)))
-    launch_kernel(kernel, shape, (err, errf, *args))
-    if to_host(err[abi.CTX_SITE:abi.CTX_SITE + 1])[0] == 0:
-        with _clean_lock:
-            _clean.append((err, errf))      # untouched: clean for the next launch
-        return np.zeros(ERR_WORDS, dtype=np.int64), errf
-    return to_host(err), errf
-
-
-# Note [Error buffers stay on the device]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# A checked kernel records its first failure in an error buffer (ERR_WORDS words,
-# about 1 KB, and CTXF_WORDS doubles) and writes nothing there otherwise (`publish`,
-# backends/cuda/device.py).  So zeroed pairs of buffers stay on the
-# device from launch to launch, uploaded once, and after a launch reads back only
-# the word that says whether a check failed (8 bytes); the whole record comes back,
-# and the pair is dropped, only after a failure.  Before, each launch uploaded two
-# zeroed buffers and read the record back: 3 copies and 2 KB per launch.  The clean
-# pairs are kept for the process (a launch takes one, so that callers on several
-# threads never share one).
-
-_clean: list = []
-_clean_lock = threading.Lock()
-
-
 def made_on_device(arrays: list) -> list:
     """Host arrays (None: none) as device arrays, made on the device: each array
     with at most one element that is not zero (a gradient buffer, its seed) is
@@ -355,13 +267,6 @@ def owner_buffer(array: Arr, words: int, fill: int):
     return to_device(np.full(max(1, array.size * words), fill, dtype=np.int64))
 
 
-def device_copy(array):
-    """A copy of a device array, made on the device."""
-    copy = cuda().device_array(array.shape, dtype=array.dtype)
-    copy.copy_to_device(array)
-    return copy
-
-
 def run_host(function, *args):
     """Call generated host code; a missing GPU or driver is a clear error."""
     try:
@@ -374,18 +279,6 @@ def run_host(function, *args):
                              "NUMBA_ENABLE_CUDASIM=1 to run kernels in Numba's simulator "
                              f"({type(error).__name__})") from None
         raise
-
-
-def to_box(value):
-    """A scalar gradient as a device array that kernels add to: one element, or the
-    two parts of a complex one."""
-    parts = [value.real, value.imag] if isinstance(value, complex) else [value]
-    return to_device(np.array(parts, dtype=np.float64))
-
-
-def from_box(box):
-    parts = to_host(box)
-    return complex(parts[0], parts[1]) if len(parts) == 2 else float(parts[0])
 
 
 def nonzeros(array: Arr, elem: str, shape=None) -> int:
@@ -463,8 +356,7 @@ def host_namespace(sites, out=None) -> dict:
         (out or sys.stdout).write(print_line(info, shown) + "\n")
 
     space = helper_namespace()
-    space.update(Arr=Arr, launch=launch, owner_buffer=owner_buffer, to_box=to_box,
-                 from_box=from_box, nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
+    space.update(Arr=Arr, launch=launch, Privatised=Privatised, owner_buffer=owner_buffer, nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
                  record_arrays=record_arrays)
     return space
 

@@ -115,9 +115,10 @@ class SharedWriteWriter:
 
     def owner_buffers(self, plan) -> tuple:
         """Before a launch: the names of its owner buffers, made, and the `tracked`
-        argument of `launch` (rlang/backends/cuda/runtime.py): the positions of the
+        argument of `launch` (rlang/backends/cuda/launches.py): the positions of the
         arrays the kernel writes and of the buffers, which a one-thread run resets
-        ("" when the kernel has no buffer)."""
+        ("" when the kernel has no buffer; the boxes of scalar sums start again at
+        zero in the run's own buffers)."""
         owners = [(var, 1, UNCLAIMED) for var in plan.owners] + \
             [(var, 2, 0) for _, var in plan.inner_owners]
         buffers = [self.fresh("own") for _ in owners]
@@ -126,8 +127,6 @@ class SharedWriteWriter:
         if not buffers:
             return buffers, ""
         written = [3 + k for k, v in enumerate(plan.arrays) if v in plan.written_arrays]
-        first_box = 3 + len(plan.arrays) + len(plan.scalars)
-        written += range(first_box, first_box + len(plan.boxes))
-        first_owner = first_box + len(plan.boxes)
+        first_owner = 3 + len(plan.arrays) + len(plan.scalars)
         refill = [(first_owner + k, fill) for k, (_, _, fill) in enumerate(owners)]
         return buffers, f", ({written!r}, {refill!r})"

@@ -5,13 +5,17 @@ The runtime (rlang/backends/cuda/runtime.py) and the backend make launches and
 copies only through the functions here: `launch_kernel(kernel, shape, args)`,
 `to_device(array)`, `into_device(device, array)`, `to_host(device)`.  A copy of an
 array, a scalar or an error record counts alike, by the bytes it moves; copies
-made on the device (device to device) are not host↔device copies and do not count.
+made on the device (device to device) and memory cleared on the device
+(`zeros_on_device`, `clear_on_device`: a memset) are not host↔device copies and do
+not count.
 The counts are the same under Numba's simulator as on a GPU: they count what the
 backend asks for, not what the driver does.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 
 import numpy as np
 
@@ -49,7 +53,62 @@ def launch_kernel(kernel, shape: tuple, args: tuple) -> None:
     device or a scalar (a NumPy argument would be copied behind the count's back)."""
     with _lock:
         _counts["launches"] += 1
+    if not _timelines:
+        kernel[shape](*args)
+        return
+    start, end = _cuda().event(), _cuda().event()
+    start.record()
     kernel[shape](*args)
+    end.record()
+    for timeline in _timelines:
+        timeline.events.append((start, end))
+
+
+class Timeline:
+    """What a stretch of cuda-backend work spent (`timeline()`): its wall time, the
+    kernels' own time (CUDA events around each launch; None under the simulator,
+    which times nothing) and the rest, the gaps between kernels (host code,
+    copies, launch latency)."""
+
+    def __init__(self):
+        self.events: list = []
+        self.wall = 0.0
+        self.counts: dict = {}
+
+    @property
+    def kernel_seconds(self):
+        times = [start.elapsed_time(end) for start, end in self.events]
+        return None if any(t < 0 for t in times) else sum(times) / 1000.0
+
+    def summary(self) -> str:
+        counts = self.counts
+        kernels = self.kernel_seconds
+        spent = "kernels not timed (the simulator times nothing)" if kernels is None else \
+            f"kernels {kernels * 1e3:.3f} ms ({kernels / self.wall:.0%}), gaps " \
+            f"{(self.wall - kernels) * 1e3:.3f} ms"
+        return (f"wall {self.wall * 1e3:.3f} ms: {spent}; {counts['launches']} launches, "
+                f"{counts['htod_copies']} copies up, {counts['dtoh_copies']} back")
+
+
+_timelines: list = []
+
+
+@contextlib.contextmanager
+def timeline():
+    """Record the work inside the block: `with rlang.cuda.timeline() as t: …`, then
+    `t.summary()` (see `Timeline`)."""
+    record = Timeline()
+    before = stats()
+    _timelines.append(record)
+    start = time.perf_counter()
+    try:
+        yield record
+    finally:
+        _cuda().synchronize()
+        record.wall = time.perf_counter() - start
+        _timelines.remove(record)
+        after = stats()
+        record.counts = {name: after[name] - before[name] for name in _NAMES}
 
 
 def to_device(array: np.ndarray):
@@ -69,3 +128,20 @@ def to_host(device) -> np.ndarray:
     host = device.copy_to_host()
     _count("dtoh_copies", "dtoh_bytes", host.nbytes)
     return host
+
+
+def zeros_on_device(shape, dtype):
+    """A new device array of zeros (at least one element), cleared on the device."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    array = _cuda().device_array(tuple(max(1, n) for n in shape), dtype=dtype)
+    clear_on_device(array)
+    return array
+
+
+def clear_on_device(device) -> None:
+    """Set every byte of a contiguous device array to zero by a memset (under the
+    simulator, in the NumPy array it holds)."""
+    if type(device).__name__ == "FakeCUDAArray":
+        device._ary[...] = 0
+        return
+    device.gpu_data.memset(0, device.nbytes)

@@ -45,17 +45,24 @@ def test_smoke_mode_checks_every_workload_against_llvm_and_jax():
         figures = row.split()[-5:]
         assert "-" not in figures and all(float(f) >= 0 for f in figures), row
     # rlang.cuda.stats() of one call: what the workloads cost today (NumPy arguments
-    # resident through each gradient pass; LANGUAGE.md §10's budget is issue #28's
-    # open work), so that a change in the launches and copies shows here.  Before
-    # the arrays stayed resident: BA 4 launches, 24 copies up (19,152 bytes) and 28
-    # back (19,184); GMM 2, 15 (1,920) and 17 (1,936)
+    # resident through each gradient pass; the BA Jacobian's two rows in one pass
+    # with two lanes, Note [Gradient lanes]), so that a change in the launches and
+    # copies shows here.  Before the lanes: BA 6 launches, 10 copies up (6,720 bytes)
+    # and 20 back (12,800); before the arrays stayed resident: BA 4 launches (one per
+    # row and pass), 24 copies up (19,152 bytes) and 28 back (19,184); GMM 2, 15
+    # (1,920) and 17 (1,936)
     counts = dict(re.match(r"\s+(.+?)\s{2,}(launches .*)$", line).groups()
                   for line in done.stdout.splitlines()
                   if line.startswith("  ") and "launches " in line)
-    assert counts == {"BA Jacobian, toy (21 obs)": "launches 6, htod_copies 10, "
-                      "dtoh_copies 20, htod_bytes 6720, dtoh_bytes 12800",
+    assert counts == {"BA Jacobian, toy (21 obs)": "launches 3, htod_copies 6, "
+                      "dtoh_copies 14, htod_bytes 3528, dtoh_bytes 9592",
                       "GMM gradient, d=3 K=4 n=13": "launches 3, htod_copies 6, "
                       "dtoh_copies 12, htod_bytes 744, dtoh_bytes 1296"}, counts
+    # the timeline of the same calls (rlang.cuda.timeline()): kernels are timed on a GPU
+    timelines = re.findall(r"^  (BA Jacobian|GMM gradient).*?\s{2,}wall [0-9.]+ ms: "
+                           r"kernels not timed \(the simulator times nothing\); "
+                           r"3 launches, 6 copies up, (\d+) back$", done.stdout, re.M)
+    assert timelines == [("BA Jacobian", "14"), ("GMM gradient", "12")], done.stdout
 
 
 def test_smoke_mode_without_jax_skips_its_column():

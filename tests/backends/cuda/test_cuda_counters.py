@@ -75,7 +75,9 @@ def test_a_call_on_numpy_arrays_brings_back_only_what_it_wrote():
 def test_a_gradient_on_numpy_arrays_moves_each_array_once_each_way():
     """Note [Arrays resident through a gradient]: y and x go up once for the forward
     call and the gradient pass; ȳ and x̄ are made on the device; y (changed and
-    changed back) and x̄ come back once; w̄ travels in its 8-byte box."""
+    changed back) and x̄ come back once; w̄ comes back in one copy with the pass's
+    status word (Note [Scalar sums come back with the status]): LANGUAGE.md §10's
+    budget of 2 copies up and 4 back."""
     x = np.linspace(0.0, 1.0, N)
     expected = rlang.gradient(INTERP.scale, (np.zeros(N), x, 2.0), loss="y[3]")
     got, counts = counted(lambda: rlang.gradient(CUDA.scale, (np.zeros(N), x, 2.0),
@@ -83,9 +85,9 @@ def test_a_gradient_on_numpy_arrays_moves_each_array_once_each_way():
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
     assert counts["launches"] == 3          # forward, the buffers' fill, the pass
-    assert (counts["htod_copies"], counts["htod_bytes"]) == (3, 2 * 8 * N + 8)
-    # two check words, w̄'s box, then y and x̄
-    assert (counts["dtoh_copies"], counts["dtoh_bytes"]) == (5, 8 + 8 + 8 + 2 * 8 * N)
+    assert (counts["htod_copies"], counts["htod_bytes"]) == (2, 2 * 8 * N)
+    # the forward's check word, w̄ with the pass's check word, then y and x̄
+    assert (counts["dtoh_copies"], counts["dtoh_bytes"]) == (4, 8 + 16 + 2 * 8 * N)
 
 
 def test_a_call_on_device_arrays_copies_one_word():
@@ -142,3 +144,25 @@ def test_a_failed_check_brings_its_record_back_and_later_calls_start_clean():
     y, _ = CUDA.halve(np.zeros(N), np.ones(N))         # a clean error buffer again
     np.testing.assert_allclose(y, np.full(N, 0.5))
     assert rlang.cuda.stats()["dtoh_bytes"] == 8 * N + 8
+
+
+def test_a_timeline_counts_its_calls_and_times_kernels_where_events_can():
+    x = np.linspace(0.0, 1.0, N)
+    CUDA.scale(np.zeros(N), x, 2.0)
+    with rlang.cuda.timeline() as timeline:
+        CUDA.scale(np.zeros(N), x, 2.0)
+    assert timeline.counts["launches"] == 1 and len(timeline.events) == 1
+    assert timeline.wall > 0 and timeline.kernel_seconds is None      # the simulator
+    assert timeline.summary().endswith("1 launches, 2 copies up, 2 back")
+
+    class Timed:                # a GPU's events: elapsed milliseconds between two
+        def __init__(self, ms):
+            self.ms = ms
+
+        def elapsed_time(self, end):
+            return end.ms - self.ms
+
+    timeline.events = [(Timed(0.0), Timed(2.0)), (Timed(5.0), Timed(6.0))]
+    timeline.wall = 0.004
+    assert timeline.kernel_seconds == pytest.approx(0.003)
+    assert timeline.summary().startswith("wall 4.000 ms: kernels 3.000 ms (75%), gaps 1.000 ms")

@@ -38,11 +38,20 @@ def test_ptx_has_every_kernel_for_the_requested_target(tmp_path):
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert ".target sm_75" in text and "Traceback" not in done.stderr
-    kernels = [line for line in text.splitlines() if line.startswith("// ---- kernel")]
+    headers = [line for line in text.splitlines() if line.startswith("// ---- kernel")]
+    kernels = [line for line in headers if line.split()[3].rstrip(":").isalnum()]
     # forward, inverse and both gradient passes of each of the 7 parallel loops
     assert len(kernels) == 7 * 4
-    assert text.count(".visible .entry") == len(kernels)
+    # Note [Privatised gradients on the GPU]: the gradient passes whose loops only add
+    # to shared sums have a shared-memory variant, a rows variant and its sums kernel
+    variants = {suffix: sum(line.split()[3] .endswith(f"_{suffix}:") for line in headers)
+                for suffix in ("shared", "rows", "sums")}
+    assert variants["shared"] == variants["rows"] == variants["sums"] >= 2, variants
+    assert len(headers) == len(kernels) + 3 * variants["shared"]
+    assert text.count(".visible .entry") == len(headers)
     assert "atom.global.add.f64" in text           # the gradients' atomic adds
+    assert "atom.shared.add.f64" in text and ".extern .shared" in text
+    assert "shfl.sync.down" in text                # warp sums of scalar gradients
     assert "// ---- device function rev_axpy_one__f64_f64_f64" in text
 
 
@@ -55,7 +64,10 @@ def test_ptx_of_fixed_ulog_and_complex_kernels(tmp_path):
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert ".target sm_80" in text and "left out" not in text
-    assert text.count(".visible .entry") == 4
+    # 4 kernels, and the privatised variants of the gradient of `c`'s loop (Note
+    # [Privatised gradients on the GPU]): shared, rows and sums
+    assert text.count(".visible .entry") == 4 + 3 * text.count("_shared: @parallel for")
+    assert text.count("_shared: @parallel for") == 2
     assert "div.u64" in text                       # the long division of fixed `/`
     assert "atom.global.add.f64" in text           # the gradients of `c`, part by part
 
@@ -84,7 +96,10 @@ def test_ptx_products_are_never_fused_into_fma(tmp_path):
                      simulator=False)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    assert text.count(".visible .entry") == 4
+    # 4 kernels, and the privatised variants of the gradient of `c`'s loop (Note
+    # [Privatised gradients on the GPU]): shared, rows and sums
+    assert text.count(".visible .entry") == 4 + 3 * text.count("_shared: @parallel for")
+    assert text.count("_shared: @parallel for") == 2
     assert text.count("mul.rn.f64") >= 4 and "fma.rn.f64" not in text
 
 
