@@ -10,10 +10,11 @@ between host and device: of arrays, scalars or error records), the same under Nu
 simulator as on a GPU.
 
 `set_deterministic(True)` makes the gradients that many iterations of a kernel add
-to come out with the same bits on every run (a fixed order of additions, at the cost
-of a buffer and one launch more per such kernel; Note [Privatised gradients on the
-GPU], rlang/backends/cuda/privatised.py); `is_deterministic()` says whether it is
-on.  The environment variable RLANG_CUDA_DETERMINISTIC=1 turns it on at start.
+to come out with the same bits on every run, in the loops whose sums the backend
+privatises (a fixed order of additions, at the cost of a buffer and one launch more
+per such kernel; Note [Privatised gradients on the GPU],
+rlang/backends/cuda/privatised.py, says which loops those are: not those checked
+for shared writes with invcheck on); `is_deterministic()` says whether it is on.  The environment variable RLANG_CUDA_DETERMINISTIC=1 turns it on at start.
 
 `timeline()` records a stretch of work: `with rlang.cuda.timeline() as t: …`, then
 `t.summary()` says its wall time, how much of it the kernels ran (CUDA events

@@ -340,34 +340,29 @@ def gpu_namespace(jit=None) -> dict:
     return space
 
 
-def warp_sum(value):
-    """The sum of `value` over the warp's active lanes, in lane 0 (shuffles down a
-    tree: Note [Privatised gradients on the GPU])."""
-    mask = cuda.activemask()
-    offset = 16
-    while offset > 0:
-        value += cuda.shfl_down_sync(mask, value, offset)
-        offset //= 2
-    return value
+def add_over_warp(box, part, value):
+    """Add each lane's `value` to `box[part]` (shared memory): a whole warp's values
+    summed first by shuffles down a tree and added once by lane 0; where the lanes
+    here are not the whole warp (a lane left early, or is elsewhere), each adds its
+    own (Note [Privatised gradients on the GPU])."""
+    if cuda.activemask() == 0xFFFFFFFF:
+        offset = 16
+        while offset > 0:
+            value += cuda.shfl_down_sync(0xFFFFFFFF, value, offset)
+            offset //= 2
+        if cuda.laneid == 0:
+            cuda.atomic.add(box, part, value)
+    else:
+        cuda.atomic.add(box, part, value)
 
 
-def lane_leads():
-    """Whether this thread is lane 0 of its warp, which holds `warp_sum`'s total."""
-    return cuda.laneid == 0
-
-
-def _alone(value):
-    return value
-
-
-def _always():
-    return True
+def _add_alone(box, part, value):
+    cuda.atomic.add(box, part, value)
 
 
 def common_namespace(simulated: bool = False) -> dict:
     """What kernels need in every mode: the cuda module, types, `publish`, and the
-    warp sums (the simulator has no warps: each thread is its own)."""
+    warp sums (the simulator has no warps: each thread adds its own)."""
     device = cuda.jit(device=True)
     return {"cuda": cuda, "int64": int64, "float64": float64, "publish": device(publish),
-            "warp_sum": _alone if simulated else device(warp_sum),
-            "lane_leads": _always if simulated else device(lane_leads)}
+            "add_over_warp": device(_add_alone if simulated else add_over_warp)}

@@ -88,8 +88,8 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     module = run_passes(module)         # rlang/ir/passes.py
     program = Program("")
     recursive = recursive_symbols(module)
+    counted = depth_counted_symbols(module)     # (before the outlined loops: not frames)
     module, program.outlined = outline_loops(module, recursive)   # Note [Host loops compiled]
-    counted = depth_counted_symbols(module)
     lines, device_lines = [], []
     for symbol, fn in module.functions.items():
         program.back[symbol] = returned_positions(fn)
@@ -108,7 +108,7 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
         for symbol in anywhere:
             if symbol not in outlined:
                 device[symbol] = None
-    program.cpu = worth_compiling(module, anywhere)      # Note [Host loops compiled]
+    program.cpu = worth_compiling(module, anywhere, counted)     # Note [Host loops compiled]
     program.module = module
     cpu_lines = []
     for symbol in program.cpu:

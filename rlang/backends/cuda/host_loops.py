@@ -28,7 +28,10 @@ calls save: a function runs as Python until its calls have spent
 COMPILE_AFTER_SECONDS there, or until it gets an array of COMPILE_FROM_ELEMENTS
 elements or more, and compiled from then on.  Where Numba cannot compile one (a
 construct device code never meets), the function keeps running as Python and the
-reason is kept in `failure`.  Functions
+reason is kept in `failure`.  Functions on a call chain through recursion, which
+count the call depth (rlang/ir/call_graph.py), stay Python, so that the depth
+limit is reached at the interpreter's call; without numba-cuda installed, all host
+code stays Python.  Functions
 that launch kernels stay Python: their time is the launches'.  A loop written
 inline in such a function, with nothing beneath it that launches, prints,
 allocates an array or recurses, is taken out into a function of its own first
@@ -116,14 +119,16 @@ def runs_anywhere(module: ir.Module, recursive: set) -> list:
             if able[symbol] and all(able[c] for c in device_symbols(module, fn.body))]
 
 
-def worth_compiling(module: ir.Module, anywhere: list) -> list:
+def worth_compiling(module: ir.Module, anywhere: list, counted: set) -> list:
     """Of `anywhere`, the functions that loop (themselves or in what they call),
-    with every function they call."""
+    with every function they call; not those that reach a function that counts the
+    call depth (`counted`: rlang/ir/call_graph.py `depth_counted_symbols`), whose
+    limit the Python host code checks at the interpreter's call."""
     chosen: dict = {}
     for symbol in anywhere:
         reached = [symbol] + device_symbols(module, module.functions[symbol].body)
-        if any(isinstance(s, _LOOPS) for r in reached
-               for s in walk(module.functions[r].body)):
+        if not counted.intersection(reached) and any(
+                isinstance(s, _LOOPS) for r in reached for s in walk(module.functions[r].body)):
             chosen.update(dict.fromkeys(reached))
     return list(chosen)
 
@@ -178,9 +183,12 @@ def compile_for_cpu(program, space: dict, constants: dict) -> None:
     module = program.module
     if not program.cpu:
         return
-    import numba
+    try:
+        import numba
 
-    from .device import gpu_namespace
+        from .device import gpu_namespace
+    except ImportError:         # without numba-cuda, host code runs as Python
+        return
     from .runtime import device_form
 
     cpu_space = gpu_namespace(jit=numba.njit)

@@ -199,8 +199,10 @@ def _variant(kernel, args: tuple, layout: list, threads: int, blocks: int) -> tu
         return kernel, (blocks, threads), (), None
     words = sum(int(args[p].size) for p in kernel.arrays) + \
         sum(layout[k] for k in kernel.boxes)
-    if _deterministic[0]:
-        blocks = max(1, min(blocks, ROWS_BYTES // (8 * words * threads)))
+    if _deterministic[0]:       # rows within ROWS_BYTES: fewer blocks, then fewer threads
+        fit = max(1, ROWS_BYTES // (8 * max(1, words)))
+        threads = min(threads, fit)
+        blocks = max(1, min(blocks, fit // threads))
         rows = zeros_on_device((blocks * threads, words), np.float64)
         return kernel.rows, (blocks, threads), (rows,), (kernel, words)
     if 8 * words <= SHARED_BYTES:

@@ -24,8 +24,9 @@ in what runs after the grid-stride loop:
   order of its iterations; a second kernel (`<kernel>_sums`, one thread per sum)
   adds the rows up in thread order and adds the total into the array.  Which
   iterations a thread takes depends only on the launch shape, and in this mode the
-  shape depends only on the iteration count and the number of sums (the blocks are
-  capped so that the rows take at most ROWS_BYTES), so the same call gives the same
+  shape depends only on the iteration count and the number of sums (blocks, then
+  threads, are capped so that the rows take at most ROWS_BYTES, or one row where
+  one row is more), so the same call gives the same
   bits on every run, on the same GPU (the last bits may differ between GPUs, whose
   built-ins differ, and between the GPU and the simulator, whose launch shapes
   differ).  The cost: the rows' memory and one more launch.
@@ -36,7 +37,8 @@ copy or the thread's row because `a` is bound to it, and device functions that g
 one word (two for a complex one).  A kernel whose loop also has other shared
 gradients (roles the Note does not give) keeps the plain variant only, and so
 does every kernel in invcheck's shared-write check (Note [Shared writes on the
-GPU]), which needs the plain kernel's one-thread rerun.  A failed check ends its
+GPU]), which needs the plain kernel's one-thread rerun: deterministic mode orders
+the sums of the privatised kernels, and the atomic adds of those stay unordered.  A failed check ends its
 thread early: the barrier waits only for threads still running (on a GPU and in the
 simulator), and the sums of a failed launch are not used.
 """
@@ -106,9 +108,7 @@ def write_epilogue(writer, plan, variant: str) -> None:
         if variant == "rows":
             emit(f"{box}[{part}] += {register}")
             continue
-        emit(f"{register} = warp_sum({register})")
-        emit("if lane_leads():")
-        emit(f"    cuda.atomic.add({box}, {part}, {register})")
+        emit(f"add_over_warp({box}, {part}, {register})")
     if variant == "rows":
         return
     emit("cuda.syncthreads()")

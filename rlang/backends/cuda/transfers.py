@@ -73,7 +73,7 @@ class Timeline:
     def __init__(self):
         self.events: list = []
         self.wall = 0.0
-        self.counts: dict = {}
+        self.counts = dict.fromkeys(_NAMES, 0)      # (set when the block ends)
 
     @property
     def kernel_seconds(self):
@@ -84,7 +84,7 @@ class Timeline:
         counts = self.counts
         kernels = self.kernel_seconds
         spent = "kernels not timed (the simulator times nothing)" if kernels is None else \
-            f"kernels {kernels * 1e3:.3f} ms ({kernels / self.wall:.0%}), gaps " \
+            f"kernels {kernels * 1e3:.3f} ms ({kernels / max(self.wall, 1e-12):.0%}), gaps " \
             f"{(self.wall - kernels) * 1e3:.3f} ms"
         return (f"wall {self.wall * 1e3:.3f} ms: {spent}; {counts['launches']} launches, "
                 f"{counts['htod_copies']} copies up, {counts['dtoh_copies']} back")
@@ -96,15 +96,16 @@ _timelines: list = []
 @contextlib.contextmanager
 def timeline():
     """Record the work inside the block: `with rlang.cuda.timeline() as t: …`, then
-    `t.summary()` (see `Timeline`)."""
+    `t.summary()` (see `Timeline`).  Launches from other threads while the block
+    runs are recorded too (the counters are the process's)."""
     record = Timeline()
     before = stats()
     _timelines.append(record)
     start = time.perf_counter()
     try:
         yield record
+        _cuda().synchronize()       # (not after an error: that error is the one to see)
     finally:
-        _cuda().synchronize()
         record.wall = time.perf_counter() - start
         _timelines.remove(record)
         after = stats()

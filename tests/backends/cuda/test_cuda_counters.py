@@ -150,6 +150,7 @@ def test_a_timeline_counts_its_calls_and_times_kernels_where_events_can():
     x = np.linspace(0.0, 1.0, N)
     CUDA.scale(np.zeros(N), x, 2.0)
     with rlang.cuda.timeline() as timeline:
+        assert timeline.summary().startswith("wall 0.000 ms: kernels 0.000 ms")  # so far
         CUDA.scale(np.zeros(N), x, 2.0)
     assert timeline.counts["launches"] == 1 and len(timeline.events) == 1
     assert timeline.wall > 0 and timeline.kernel_seconds is None      # the simulator

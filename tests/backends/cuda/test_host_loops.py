@@ -5,6 +5,9 @@ backward and in gradients, in every number system, fail with the interpreter's
 errors, and fall back to Python where Numba cannot compile them."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -199,3 +202,53 @@ def test_small_calls_run_as_python_until_they_have_cost_enough(monkeypatch):
     fresh.prefix(np.zeros(5000), np.ones(5000))         # a large call: compiled at once
     program = next(p for key, p in fresh.compiled._programs.items() if key[0] == "prefix")
     assert program.space[f"H_{program.program.cpu[0]}"].used
+
+
+DEEP = """
+function helper(y: f64[:])
+    for i = 0:length(y) - 1
+        y[i] += 1.0
+    end
+end
+
+function rec(y: f64[:], n: i64)
+    if n > 0
+        rec(y, n - 1)
+    end
+    helper(y)
+end
+"""
+
+
+def test_functions_on_a_chain_through_recursion_stay_python():
+    """`helper` counts the call depth (it is called from a recursive function), so
+    it is not compiled: the depth limit is reached at the interpreter's call."""
+    errors = []
+    for backend in ("interp", "cuda"):
+        module = rlang.loads(DEEP, backend=backend)
+        module.interpreter.max_depth = 5
+        if backend == "cuda":
+            module.compiled.interpreter.max_depth = 5
+        with pytest.raises(rlang.RlangError) as caught:
+            module.rec(np.zeros(3), 4)
+        errors.append(caught.value)
+    assert errors[1].message == errors[0].message and "depth" in errors[0].message
+    program = next(p for key, p in module.compiled._programs.items() if key[0] == "rec")
+    assert program.program.cpu == []
+
+
+def test_without_numba_cuda_host_code_stays_python(tmp_path):
+    script = tmp_path / "bare.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['numba.cuda'] = None\n"
+        "import numpy as np, rlang\n"
+        "from rlang.backends.cuda import host_loops\n"
+        "host_loops.COMPILE_FROM_ELEMENTS = 0\n"
+        f"m = rlang.loads({SOURCE!r}, backend='cuda')\n"
+        "y, _ = m.prefix(np.zeros(4), np.array([1.0, 2.0, 3.0, 4.0]))\n"
+        "print(y.tolist())\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[0.0, 4.0, 13.0, 29.0]"

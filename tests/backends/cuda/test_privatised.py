@@ -32,6 +32,14 @@ function mixture(out: f64[:], x: f64[:,:], alphas: f64[:], means: f64[:,:], w, c
     end
 end
 
+function spread(y: f64[:], v: f64[:])
+    @parallel for i = 0:length(y) - 1
+        for k = 0:length(v) - 1
+            y[i] += v[k] * v[k]
+        end
+    end
+end
+
 function guarded(y: f64[:], x: f64[:], w)
     @parallel for i = 0:length(x) - 1
         if (x[i] > 0.0, y[i] > 0.0)
@@ -147,3 +155,33 @@ def test_a_failed_check_in_a_privatised_kernel_is_the_interpreters_error(variant
     program = next(p for key, p in CUDA.compiled._programs.items()
                    if key[0] == "guarded" and key[3] == "grad")
     assert [v.name for v in program.program.kernels[0].private] == ["w·grad"]
+
+
+def test_sums_with_no_elements(variant):
+    """v̄ is the loop's only sum; with an empty v there is nothing to gather."""
+    for v in (np.array([0.5, -2.0]), np.zeros(0)):
+        got = rlang.gradient(CUDA.spread, (np.zeros(6), v), loss="y[2]")
+        expected = rlang.gradient(INTERP.spread, (np.zeros(6), v), loss="y[2]")
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-13)
+
+
+def test_rows_beyond_their_memory_take_fewer_blocks_then_fewer_threads(monkeypatch):
+    """The mixture's pass gathers 25 words per thread; with room for 3 rows the
+    launch is one block of 3 threads, and the gradients are still the sums."""
+    from rlang.backends.cuda import launches as module
+
+    monkeypatch.setattr(module, "ROWS_BYTES", 8 * 25 * 3)
+    shapes = []
+    launch_kernel = module.launch_kernel
+    monkeypatch.setattr(module, "launch_kernel",
+                        lambda kernel, shape, args: shapes.append(shape) or
+                        launch_kernel(kernel, shape, args))
+    launches.set_deterministic(True)
+    try:
+        got = _gradient(CUDA)
+    finally:
+        launches.set_deterministic(False)
+    assert (1, 3) in shapes
+    for g, e in zip(got, _gradient(INTERP)):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
