@@ -35,7 +35,7 @@ import numpy as np
 
 import rlang
 from rlang.ad.adjoint_ir import AdjointFunction
-from rlang.ad.lanes import laned_symbol
+from rlang.ad.lanes import lane_arguments, laned_symbol
 from rlang.lower.statements import symbol_of, type_of_value
 
 HERE = Path(__file__).resolve().parent
@@ -60,9 +60,7 @@ def gradient_pass(module, name: str, args: list, seeds: list) -> tuple:
         grads = [[s.copy() if isinstance(s, np.ndarray) else s for s in lane] for lane in lanes]
         functions.prepare_gradients([g for lane in grads for g in lane
                                      if isinstance(g, np.ndarray)])
-        passed = [lane[k] for k in range(len(outputs)) if grads[0][k] is not None
-                  for lane in grads]
-        new = functions.run(native, symbol, outputs + passed)
+        new = functions.run(native, symbol, outputs + lane_arguments(grads))
     found = [[g for g in lane if g is not None] for lane in grads]
     return (found if len(lanes) > 1 else found[0]), new
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .compiled import GradientPlan
-from .lanes import NotLaned
+from .lanes import NotLaned, lane_arguments
 
 #: Cotangents per pass: rows taken together.  Each lane repeats the gradient
 #: statements; the values are computed once per pass.
@@ -46,9 +46,7 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
             else:
                 gradients[lane][k][index] = 1.0
         here = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
-        passed = [lane_gradients[k] for k in range(len(values)) if gradients[0][k] is not None
-                  for lane_gradients in gradients]
-        new = functions.run(native, symbol, here + passed)
+        new = functions.run(native, symbol, here + lane_arguments(gradients))
         at = len(values)
         for k in range(len(values)):
             if gradients[0][k] is None:

@@ -44,6 +44,13 @@ def laned_symbol(symbol: str, lanes: int) -> str:
     return f"{symbol}__x{lanes}"
 
 
+def lane_arguments(gradients: list) -> list:
+    """The gradient arguments of a laned pass, from one list of gradients per lane
+    (None where an argument has none): each argument's lanes together, lane 0 first."""
+    return [lane[k] for k in range(len(gradients[0])) if gradients[0][k] is not None
+            for lane in gradients]
+
+
 def laned(module: ir.Module, shared: frozenset, lanes: int) -> tuple:
     """(module, shared) of the pass with `lanes` cotangents (see the module
     docstring); NotLaned when it cannot carry them."""
@@ -154,8 +161,7 @@ class _Laning:
                     raise NotLaned(f"`{self.fn.name}` passes a value as a gradient")
                 args += [_substituted(arg, {v: c[lane] for v, c in self.copies.items()})
                          for lane in range(self.lanes)]
-            elif self._reads_lanes([arg]) if not isinstance(arg, (ir.VarPlace, ir.ElemPlace)) \
-                    else arg.var in self.copies:
+            elif arg.var in self.copies:        # (arguments are views: Read or places)
                 raise NotLaned(f"`{self.fn.name}` passes a gradient as a value")
             else:
                 args.append(arg)

@@ -162,9 +162,15 @@ def loop_roles(module: ir.Module, loop: ir.For, shared: frozenset, outer: list):
 class _Planner:
     def __init__(self, module: ir.Module, shared: frozenset):
         self.module, self.shared = module, shared
-        self.recursive = recursive_symbols(module)
+        self._recursive = None          # (`recursive`: not needed by `loop_roles`)
         self.plans: dict = {}
         self.added: dict = {}
+
+    @property
+    def recursive(self) -> set:
+        if self._recursive is None:
+            self._recursive = recursive_symbols(self.module)
+        return self._recursive
 
     def function(self, fn: ir.Function) -> None:
         self._statements(fn, fn.body)

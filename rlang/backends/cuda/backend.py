@@ -224,7 +224,8 @@ def _compile_device(program, constants: dict) -> dict:
     except ImportError:
         raise RlangError("the cuda backend needs numba-cuda to run `@parallel for` "
                          "kernels: pip install 'rlang[cuda]'") from None
-    from .launches import simulated
+    from .launches import Privatised, simulated
+    from .privatised import variant_names
     from .runtime import device_form
 
     if simulated():
@@ -238,10 +239,14 @@ def _compile_device(program, constants: dict) -> dict:
     _exec(program.device_source, space)
     for symbol in program.device:
         space["D_" + symbol] = cuda.jit(device=True)(space["D_" + symbol])
-    names = [plan.name for plan in program.kernels] + [
-        f"{plan.name}_{suffix}" for plan in program.kernels if plan.private
-        for suffix in ("shared", "rows", "sums")]      # Note [Privatised gradients on the GPU]
-    return {name: cuda.jit(space[name]) for name in names}
+    kernels = {}
+    for plan in program.kernels:
+        kernels[plan.name] = cuda.jit(space[plan.name])
+        if plan.private:        # Note [Privatised gradients on the GPU]: `launch` picks
+            variants = [cuda.jit(space[name]) for name in variant_names(plan)]
+            kernels[plan.name] = Privatised(kernels[plan.name], *variants,
+                                            *plan.private_positions())
+    return kernels
 
 
 def _exec(source: str, space: dict) -> None:

@@ -89,7 +89,9 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     program = Program("")
     recursive = recursive_symbols(module)
     counted = depth_counted_symbols(module)     # (before the outlined loops: not frames)
-    module, program.outlined = outline_loops(module, recursive)   # Note [Host loops compiled]
+    anywhere = runs_anywhere(module, recursive)
+    module, program.outlined = outline_loops(module, anywhere)   # Note [Host loops compiled]
+    anywhere += list(program.outlined.values())
     lines, device_lines = [], []
     for symbol, fn in module.functions.items():
         program.back[symbol] = returned_positions(fn)
@@ -102,7 +104,6 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     for plan in program.kernels:
         for symbol in device_symbols(module, plan.loop.body):
             device[symbol] = None
-    anywhere = runs_anywhere(module, recursive)
     if all_device:          # (a loop taken out of host code is not a function to show)
         outlined = set(program.outlined.values())
         for symbol in anywhere:
@@ -595,13 +596,7 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
             [self.name(v) for v in plan.scalars] + buffers
         failed, sums = self.fresh("failed"), self.fresh("sums")
         initial = "".join(f"{self.name(v)}, " for v in plan.boxes)
-        kernel = plan.name
-        if plan.private:        # Note [Privatised gradients on the GPU]
-            arrays = [3 + plan.arrays.index(v) for v in plan.private if v in plan.arrays]
-            boxes = [plan.boxes.index(v) for v in plan.private if v in plan.boxes]
-            kernel = f"Privatised({kernel}, {kernel}_shared, {kernel}_rows, " \
-                     f"{kernel}_sums, {tuple(arrays)!r}, {tuple(boxes)!r})"
-        self.emit(f"{failed}, {sums} = launch({kernel}, {count}, {plan.checked}, "
+        self.emit(f"{failed}, {sums} = launch({plan.name}, {count}, {plan.checked}, "
                   f"({', '.join(args)},), ctx, ctxf, {plan.number}{tracked or ', None'}, "
                   f"({initial}))")
         for k, var in enumerate(plan.boxes):       # Note [Scalar sums come back with the status]

@@ -1,7 +1,7 @@
 """Host functions of the cuda backend compiled for the CPU by Numba, so that loops
 between kernel launches do not run as Python.
 
-`outline_loops(module, recursive)` takes the sequential loops written inline in
+`outline_loops(module, anywhere)` takes the sequential loops written inline in
 functions that launch kernels out into functions of their own
 (`<symbol>__loop<k>`), which host code calls without a frame of their own.
 `runs_anywhere(module, recursive)` lists the functions whose code can run as a
@@ -54,15 +54,17 @@ from .kernels import device_symbols, refuse_device_constructs
 _LOOPS = (ir.For, ir.While, ir.From)
 
 
-def outline_loops(module: ir.Module, recursive: set) -> tuple:
-    """(the module with each outlined loop's function added, {id(loop): its symbol})."""
-    anywhere = set(runs_anywhere(module, recursive))
+def outline_loops(module: ir.Module, anywhere: list) -> tuple:
+    """(the module with each outlined loop's function added, {id(loop): its symbol});
+    `anywhere`: `runs_anywhere(module, …)`."""
+    able = set(anywhere)
     added, outlined = {}, {}
 
     def visit(symbol: str, fn: ir.Function, body) -> None:
         for stmt in body:
             if isinstance(stmt, _LOOPS) and not getattr(stmt, "parallel", False) and \
-                    _runs_anywhere(module, [stmt], anywhere):
+                    _device_code(module, [stmt]) and all(
+                        s.callee in able for s in walk([stmt]) if isinstance(s, ir.Call)):
                 new = _outlined(module, fn, stmt, f"{symbol}__loop{len(outlined)}")
                 added[new.symbol] = new
                 outlined[id(stmt)] = new.symbol
@@ -71,50 +73,42 @@ def outline_loops(module: ir.Module, recursive: set) -> tuple:
                     visit(symbol, fn, inner)
 
     for symbol, fn in module.functions.items():
-        if symbol not in anywhere:
+        if symbol not in able:
             visit(symbol, fn, fn.body)
     if not added:
         return module, outlined
     return ir.Module(module.entry, {**module.functions, **added}, module.sites), outlined
 
 
-def _runs_anywhere(module: ir.Module, body, anywhere: set) -> bool:
-    """Whether statements (not a whole function) could run as device code."""
+def _device_code(module: ir.Module, body) -> bool:
+    """Whether statements could run as device code, calls aside: no array ancilla,
+    print, stack or `@parallel for`."""
     try:
         refuse_device_constructs(module, body, None, "in device functions")
     except BackendUnsupported:
         return False
-    return not any(isinstance(s, ir.For) and s.parallel or
-                   isinstance(s, ir.Call) and s.callee not in anywhere or
-                   isinstance(s, (ir.Push, ir.Pop)) for s in walk(body))
+    return not any(isinstance(s, ir.For) and s.parallel or isinstance(s, (ir.Push, ir.Pop))
+                   for s in walk(body))
 
 
 def _outlined(module: ir.Module, fn: ir.Function, loop, symbol: str) -> ir.Function:
     """The function that runs `loop` of `fn`: its parameters are the variables the
     loop uses from outside (constant arrays stay constants)."""
     inner = defined_vars([loop])
-    constants = tuple((v, c) for v, c in fn.constants)
+    used = used_vars([loop])
+    constants = tuple((v, c) for v, c in fn.constants if v in used)
     constant_vars = {v for v, _ in constants}
-    params = tuple(v for v in used_vars([loop]) if v not in inner and v not in constant_vars)
+    params = tuple(v for v in used if v not in inner and v not in constant_vars)
     written = {place.var for place, _ in writes(module, [loop])}
     return ir.Function(symbol, fn.name, fn.inverse, params, (loop,), fn.span,
-                       constants=tuple((v, c) for v, c in constants
-                                       if v in set(used_vars([loop]))),
+                       constants=constants,
                        written=frozenset(k for k, p in enumerate(params) if p in written))
 
 
 def runs_anywhere(module: ir.Module, recursive: set) -> list:
     """The symbols whose code, with all it calls, could be a device function."""
-    def alone(symbol) -> bool:
-        fn = module.functions[symbol]
-        try:
-            refuse_device_constructs(module, fn.body, fn.span, "in device functions")
-        except BackendUnsupported:
-            return False
-        return symbol not in recursive and not fn.results and not any(
-            isinstance(s, ir.For) and s.parallel for s in walk(fn.body))
-
-    able = {symbol: alone(symbol) for symbol in module.functions}
+    able = {symbol: symbol not in recursive and not fn.results and
+            _device_code(module, fn.body) for symbol, fn in module.functions.items()}
     return [symbol for symbol, fn in module.functions.items()
             if able[symbol] and all(able[c] for c in device_symbols(module, fn.body))]
 

@@ -45,6 +45,12 @@ class KernelPlan:
     def name(self) -> str:
         return f"K{self.number}"
 
+    def private_positions(self) -> tuple:
+        """(the positions of the privatised arrays among a launch's arguments —
+        start, step, count, then `arrays` —, the numbers of the privatised boxes)."""
+        return (tuple(3 + self.arrays.index(v) for v in self.private if v in self.arrays),
+                tuple(self.boxes.index(v) for v in self.private if v in self.boxes))
+
 
 def device_symbols(module: ir.Module, body) -> list:
     """The functions `body` calls, at any depth, in a fixed order."""

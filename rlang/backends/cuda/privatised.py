@@ -59,6 +59,12 @@ def kernel_name(plan, variant: str) -> str:
     return plan.name if variant == "plain" else f"{plan.name}_{variant}"
 
 
+def variant_names(plan) -> list:
+    """The kernels a privatised loop has besides its plain one: its variants, then
+    the kernel that sums the rows."""
+    return [kernel_name(plan, v) for v in VARIANTS] + [f"{plan.name}_sums"]
+
+
 def global_name(name: str) -> str:
     """The parameter that holds a privatised sum's array in global memory."""
     return "_g" + name

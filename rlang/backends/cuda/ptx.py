@@ -24,6 +24,7 @@ from ...lower.entries import entries_of
 from ...lower.statements import lower_many
 from ...types_rules import BackendUnsupported
 from .emit import write_program
+from .privatised import variant_names
 from .runtime import constant_array, device_form
 
 #: The oldest compute capability that both CUDA 12's and CUDA 13's NVVM compile for
@@ -148,9 +149,9 @@ def _compile_all(out, program, space, python_functions, module, cc) -> None:
             sums = tuple(_numba_type(v.type) for v in plan.private if v in plan.arrays) + \
                 tuple(types.float64[::1] for v in plan.private if v in plan.boxes)
             rows = types.float64[:, ::1]
-            variants += [(plan.name + "_shared", signature),
-                         (plan.name + "_rows", signature + (rows,)),
-                         (plan.name + "_sums", (rows, types.int64) + sums)]
+            shared, rows_kernel, sums_kernel = variant_names(plan)
+            variants += [(shared, signature), (rows_kernel, signature + (rows,)),
+                         (sums_kernel, (rows, types.int64) + sums)]
         for name, types_ in variants:
             ptx = _compile_ptx(space[name], types_, cc)
             out.append(f"// ---- kernel {name}: @parallel for {plan.loop.var.name} at {span}")

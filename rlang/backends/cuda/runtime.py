@@ -10,8 +10,9 @@ held as the float64 array of its parts on both sides (`pairs`: a view of the
 caller's array, never a copy), a fixed array as its raw int64 values, a ulog array
 as the float64 of its logarithms.
 
-`launch` (rlang/backends/cuda/launches.py) runs a kernel.  `error_from_record(ctx, ctxf, sites, max_depth, loops)` builds the
-interpreter's RlangError from it (rlang/backends/errors.py).
+`launch` (rlang/backends/cuda/launches.py) runs a kernel; `error_from_record(ctx,
+ctxf, sites, max_depth, loops)` builds the interpreter's RlangError from the record
+of a failure (rlang/backends/errors.py).
 
 `host_namespace()` is what generated host code sees: the Python helpers
 (rlang/backends/cuda/scalar.py) and the names defined here.
@@ -27,7 +28,7 @@ from .. import abi
 from ...ir.nodes import ArrayType, representation
 from ...values import is_device_array, wrap_i64
 from .scalar import CTXF_WORDS
-from .launches import Privatised, cuda, launch, threads_and_blocks
+from .launches import cuda, launch, threads_and_blocks
 from .systems import namespace as helper_namespace
 from .transfers import into_device, launch_kernel, to_device, to_host
 
@@ -356,7 +357,8 @@ def host_namespace(sites, out=None) -> dict:
         (out or sys.stdout).write(print_line(info, shown) + "\n")
 
     space = helper_namespace()
-    space.update(Arr=Arr, launch=launch, Privatised=Privatised, owner_buffer=owner_buffer, nonzeros=nonzeros, mismatches=mismatches, nbytes=nbytes, prt=prt,
+    space.update(Arr=Arr, launch=launch, owner_buffer=owner_buffer, nonzeros=nonzeros,
+                 mismatches=mismatches, nbytes=nbytes, prt=prt,
                  record_arrays=record_arrays)
     return space
 
