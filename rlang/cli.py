@@ -19,30 +19,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import sys
 from pathlib import Path
-
-import numpy as np
 
 from . import __version__
 from .frontend import ast
 from .ad.drivers import gradient, hessian
 from .api import BACKENDS, Module
+from .arguments import parse_argument
 from .frontend.check import check
 from .deep import run_deep
 from .errors import CheckErrors, ParseError, RlangError
-from .interp.evaluate import Evaluator
 from .interp.limits import MAX_SANDBOX_DEPTH, Sandbox
 from .frontend.invert import invert_program
+from .frontend.janus.printer import format_janus_program
+from .frontend.janus.values import format_janus_store
+from .frontend.janus.wording import janus_wording
 from .frontend.loader import load_unit
-from .frontend.parser import parse_expression, parse_signature
+from .frontend.parser import parse_signature
 from .frontend.printer import format_program
-from .numbers import ULog
-from .values import (Stack, array_from_nested, array_to_nested, complex_pair, format_value,
-                     to_json)
+from .values import complex_pair, format_value, to_json
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -73,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-invcheck", action="store_true",
                      help="skip the reversibility checks at run time")
     run.add_argument("--json", action="store_true", help="print one JSON object instead")
+    run.add_argument("--debug", action="store_true",
+                     help="on a failed check, enter the debugger where it failed (runs on "
+                     "the interpreter)")
+    _add_modular_option(run)
     _add_sandbox_options(run, limits=True)
 
     grad = commands.add_parser("grad", help="the gradient of a loss view with respect to "
@@ -109,12 +110,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     check_cmd = commands.add_parser("check", help="report every static error of a program")
     check_cmd.add_argument("file", metavar="FILE")
+    _add_modular_option(check_cmd)
     _add_sandbox_options(check_cmd, limits=False)
 
     invert = commands.add_parser("invert", help="print the inverse program as rev source")
     invert.add_argument("file", metavar="FILE")
     invert.add_argument("function", metavar="FUNCTION", nargs="?")
+    _add_modular_option(invert)
     _add_sandbox_options(invert, limits=False)
+
+    debug = commands.add_parser("debug", help="the reverse-stepping debugger (on the "
+                                "interpreter); --dap: a Debug Adapter Protocol server")
+    debug.add_argument("file", metavar="FILE", nargs="?")
+    debug.add_argument("function", metavar="FUNCTION", nargs="?",
+                       help="function to debug (default: main)")
+    debug.add_argument("args", metavar="ARGS", nargs="*", help="arguments as rev literals")
+    debug.add_argument("--inverse", action="store_true", help="debug the inverse")
+    debug.add_argument("--no-invcheck", action="store_true",
+                       help="skip the reversibility checks at run time")
+    debug.add_argument("--dap", action="store_true",
+                       help="speak the Debug Adapter Protocol on standard input and output")
+    _add_modular_option(debug)
 
     repl = commands.add_parser("repl", help="the interactive REPL (also: rlang with no "
                                "arguments); with standard input not a terminal, it runs "
@@ -122,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     repl.add_argument("--no-invcheck", action="store_true",
                       help="skip the reversibility checks at run time")
     return parser
+
+
+def _add_modular_option(command) -> None:
+    command.add_argument("--modular", action="store_true",
+                         help="a Janus program (.ja) computes with 32-bit wrapping integers, "
+                         "as jana -m")
 
 
 def _add_sandbox_options(command, limits: bool) -> None:
@@ -249,9 +271,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return start(invcheck=not options.no_invcheck)
     try:
+        if options.command == "debug" or options.command == "run" and options.debug:
+            return _command_debug(options)      # on the main thread: it takes Ctrl-C
         return run_deep(_COMMANDS[options.command], options)
     except RlangError as error:
         sys.stdout.flush()
+        if str(getattr(options, "file", "")).endswith(".ja"):
+            error = janus_wording(error)
         sys.stderr.write(error.render() + "\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -302,7 +328,8 @@ _VALUED_OPTIONS = ("--backend", "--loss", "--emit", "--cc", "--signature", "-o",
 
 def _load(options):
     """The unit of `options.file`, confined where --sandbox asks."""
-    return load_unit(options.file, confine=bool(getattr(options, "sandbox", False)))
+    return load_unit(options.file, confine=bool(getattr(options, "sandbox", False)),
+                     modular=getattr(options, "modular", False))
 
 
 def _command_run(options) -> int:
@@ -315,6 +342,9 @@ def _command_run(options) -> int:
             raise RlangError("--inverse needs a FUNCTION: `main` takes no arguments to run "
                              "backward")
         results = module.run_main()
+        if unit.dialect == "janus" and not options.json:     # as jana prints main's store
+            print(format_janus_store(results))
+            return 0
     else:
         fn = _function_named(module, unit, options)
         args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
@@ -324,6 +354,38 @@ def _command_run(options) -> int:
         results = list(zip(fn.params, fn(*args)))
     _print_results(results, options.json)
     return 0
+
+
+def _command_debug(options) -> int:
+    """`rlang debug` (LANGUAGE.md §15), and `rlang run … --debug`: run, and on a failed
+    check enter the debugger at the failure."""
+    from .debug.resume import session_at_failure
+    from .debug.session import Session
+    from .debug.terminal import run_terminal
+    if options.command == "run":
+        if options.sandbox:
+            raise RlangError("--debug and --sandbox do not go together: the debugger runs "
+                             "without the sandbox's limits")
+        options.backend = "interp"          # the debugger steps the interpreter
+        try:
+            return run_deep(_command_run, options)
+        except RlangError as error:
+            if not error.trail:             # not a failure while a function ran
+                raise
+            sys.stdout.flush()
+            run_terminal(session_at_failure(error))
+            return EXIT_ERROR               # the run failed, whatever was looked at
+    if options.dap:
+        from .debug.dap import serve
+        return serve(sys.stdin.buffer, sys.stdout.buffer)
+    if options.file is None:
+        raise RlangError("rlang debug needs a FILE (or --dap)")
+    unit = _load(options)
+    check(unit)
+    args = [parse_argument(text, i + 1) for i, text in enumerate(options.args)]
+    session = Session.start(unit, options.function, args, options.inverse,
+                            not options.no_invcheck)
+    return run_terminal(session)
 
 
 def _command_grad(options) -> int:
@@ -363,106 +425,12 @@ def _print_results(results, as_json: bool) -> None:
             print(f"{name} = {format_value(value)}")
 
 
-def parse_argument(text: str, position: int):
-    """A command-line argument: a rev literal (`2`, `-1.5`, `[1.0, 2.0]`, `true`), a
-    stack (`stack[1.0, 2.0]`, bottom first, or `stack{f64}[]`: LANGUAGE.md §13), or
-    a ulog beyond f64's range as it prints, `ulog(log = -1385.9)` (Note [Printing
-    ulogs f64 cannot hold], rlang/values.py), alone or in an array."""
-    stack = _STACK.fullmatch(text)
-    if stack is not None:
-        return _stack_argument(stack.group(1), stack.group(2), text, position)
-    try:
-        expr = parse_expression(_ULOG_LOG.sub(_ULOG_LOG_CALL + "(", text),
-                                f"<argument {position}>")
-    except ParseError as error:
-        raise RlangError(f"argument {position} ({text!r}) is not a rev literal: "
-                         f"{error.message}") from None
-    if not _is_literal(expr, ulogs=True):
-        raise RlangError(f"argument {position} ({text!r}) is not a literal; write numbers, "
-                         "true/false, arrays like [1.0, 2.0] or complex numbers like 1.0+2.0im")
-    try:
-        return _literal_value(expr)
-    except ValueError as error:
-        raise RlangError(f"argument {position} ({text!r}): {error}") from None
-
-
-#: `stack[…]` and `stack{T}[…]`
-_STACK = re.compile(r"\s*stack\s*(?:\{\s*(\w+)\s*\})?\s*(\[.*\])\s*", re.DOTALL)
-
-
-def _stack_argument(elem: str | None, items_text: str, text: str, position: int) -> Stack:
-    items = parse_argument(items_text, position)
-    if any(isinstance(item, list) for item in items):
-        raise RlangError(f"argument {position} ({text!r}): a stack holds scalars, not arrays")
-    if elem is None:
-        if not items:
-            raise RlangError(f"argument {position} ({text!r}): an empty stack needs its "
-                             "element type, as in stack{f64}[]")
-        elem = array_from_nested(items).dtype.name if not isinstance(items[0], ULog) \
-            else "ulog"
-        elem = {"float64": "f64", "int64": "i64", "complex128": "complex",
-                "bool": "bool"}.get(elem, elem)
-    try:
-        return Stack(elem, items)
-    except RlangError as error:
-        raise RlangError(f"argument {position} ({text!r}): {error.message}") from None
-
-
-#: `ulog(log = …)` in an argument, read as a call of this name (a ulog of that log)
-_ULOG_LOG = re.compile(r"\bulog\s*\(\s*log\s*=")
-_ULOG_LOG_CALL = "ulog_of_log"
-
-
-def _literal_value(expr):
-    """The value of a literal argument; arrays as nested lists (the parameter's
-    declared type decides the dtype)."""
-    match expr:
-        case ast.Call(func=name, args=(log,)) if name == _ULOG_LOG_CALL:
-            value = _literal_value(log)
-            if isinstance(value, complex) or math.isnan(value):
-                raise ValueError(f"the logarithm of a ulog is a real number, not "
-                                 f"{format_value(value)}")
-            return ULog(float(value))
-        case ast.ArrayLit(items=items) if _holds_ulog_logs(expr):
-            return [_literal_value(item) for item in items]
-    value = Evaluator({}).eval(expr, {})
-    if isinstance(value, np.ndarray):
-        return array_to_nested(value)
-    return value
-
-
-def _holds_ulog_logs(expr) -> bool:
-    if isinstance(expr, ast.ArrayLit):
-        return any(_holds_ulog_logs(item) for item in expr.items)
-    return isinstance(expr, ast.Call) and expr.func == _ULOG_LOG_CALL
-
-
-def _is_literal(expr, ulogs: bool = False) -> bool:
-    """Whether `expr` is a literal; with `ulogs`, `ulog(log = …)` may be one (an
-    argument, or an item of an array argument)."""
-    match expr:
-        case ast.IntLit() | ast.FloatLit() | ast.ImagLit() | ast.BoolLit():
-            return True
-        case ast.Name(id=name):
-            return name in ("inf", "nan", "pi")
-        case ast.Unary(op="-", operand=operand):
-            return _is_literal(operand)
-        case ast.Binary(op="+" | "-", left=left, right=right):
-            return _is_literal(left) and _is_literal(right)
-        case ast.ArrayLit(items=items):
-            return all(_is_literal(item, ulogs) for item in items)
-        case ast.Call(func="complex", args=args):
-            return all(_is_literal(arg) for arg in args)
-        case ast.Call(func=name, args=(log,)) if ulogs and name == _ULOG_LOG_CALL:
-            return _is_literal(log) and not isinstance(log, ast.ArrayLit)
-    return False
-
-
 def _command_check(options) -> int:
-    unit = _load(options)
     try:
-        check(unit)
+        check(_load(options))       # a Janus program's static errors come with the load
     except CheckErrors as errors:
+        if options.file.endswith(".ja"):
+            janus_wording(errors)
         sys.stderr.write(errors.render() + "\n")
         count = len(errors.errors)
         sys.stderr.write(f"{count} error{'s' if count != 1 else ''} in {options.file}\n")
@@ -482,7 +450,9 @@ def _command_invert(options) -> int:
             raise RlangError(f"{options.file} has no function `{options.function}`")
         program = ast.Program((fn,), span=program.span)
     included = frozenset(unit.functions) - defined
-    sys.stdout.write(format_program(invert_program(program, options.function, included)))
+    inverse = invert_program(program, options.function, included)
+    sys.stdout.write(format_janus_program(inverse) if unit.dialect == "janus" else
+                     format_program(inverse))
     return 0
 
 

@@ -44,6 +44,9 @@ class RlangError(Exception):
         # frames between frames[HEAD_FRAMES - 1] and the rest that a compiled call
         # did not record (rlang/backends/abi.py, Note [Deep call chains])
         self.omitted_frames = 0
+        # where the interpreter stood when the error left it, innermost first
+        # (rlang/interp/trail.py, Note [Resuming at a failure])
+        self.trail: list = []
 
     def __str__(self) -> str:
         where = location(self.span)

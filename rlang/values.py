@@ -1,6 +1,7 @@
 """Run-time values of the interpreter and how they are shown.
 
-Scalars: `bool`; `int` (i64, kept in range by `wrap_i64`); `float` (f64); `complex`;
+Scalars: `bool`; `int` (i64, kept in range by `wrap_i64`, but exact past it while
+`UNBOUNDED_INTEGERS` is on: a Janus program); `float` (f64); `complex`;
 and the number systems of `rlang.numbers`: `I32`, `F32`, `Fixed`, `ULog`.  Arrays are
 NumPy arrays (C order, updated in place): bool, int64, int32, float64, float32 and
 complex128 arrays, `FixedArray` (int64 raw fixed-point values) and `ULogArray`
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -40,6 +42,28 @@ _PLAIN_DTYPE_NAMES = {np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
 
 #: Types the grammar knows but this version cannot run (none left).
 UNSUPPORTED_TYPES: tuple = ()
+
+
+#: True while the interpreter runs a unit whose integers are "unbounded" (a Janus
+#: program, Note [Janus integers]): an integer result outside i64 is then kept exact
+#: (a Python int) instead of wrapping.  Read only when a result has left i64, so
+#: rev's arithmetic pays nothing for it.
+UNBOUNDED_INTEGERS: ContextVar[bool] = ContextVar("rlang_unbounded_integers", default=False)
+#: The error of compiled code where such a result leaves 64 bits.
+OVERFLOW_MESSAGE = ("integer overflow: the result does not fit in 64 bits, which compiled "
+                    "code holds a Janus int in (the interpreter's are unbounded, as jana's)")
+#: The error of the interpreter where such a result is stored in an array element.
+ELEMENT_OVERFLOW_MESSAGE = ("integer overflow: an array element holds 64 bits and this "
+                            "value does not fit (rlang's Janus arrays are arrays of i64)")
+
+
+def stack_index_message(k: int, n: int) -> str:
+    """The error of reading element k (0: the bottom) of a stack of n items that has no
+    such element, on every backend (Janus's `top(s)` reads element n - 1)."""
+    if n == 0:
+        return "cannot read the top of an empty stack" if k == -1 else \
+            f"cannot read element {k} of an empty stack"
+    return f"cannot read element {k} of a stack of {n} (0 is its bottom, {n - 1} its top)"
 
 
 def wrap_i64(value: int) -> int:
@@ -567,7 +591,7 @@ def holds_in_f64(value: ULog) -> bool:
     its float value it would read `0.0` (or `inf`, or a subnormal that lost most of
     its digits), and reading that back gives another number.  Such a ulog prints as
     `ulog(log = -1381.6…)` (the logarithm in full), which `rlang run` reads back as an
-    argument, alone or in an array (rlang/cli.py `parse_argument`); in `--json` it
+    argument, alone or in an array (rlang/arguments.py `parse_argument`); in `--json` it
     is that same text, a string, as non-finite floats are."""
     if math.isinf(value.log) or math.isnan(value.log):
         return True

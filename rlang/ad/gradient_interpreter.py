@@ -87,7 +87,7 @@ class GradInterpreter(Interpreter):
         """Run `name` (its inverse when `backward`) on already wrapped values."""
         fn = self.functions[name]
         env = dict(zip((p.name for p in fn.params), values))
-        self._run_function(fn, env, backward, call_site=None)
+        self.run_function(fn, env, backward, call_site=None)
         return [env[p.name] for p in fn.params]
 
     # ------------------------------------------------------------ refs
@@ -362,7 +362,7 @@ class GradInterpreter(Interpreter):
             if conform(value_of(value), param.type, False) is None:
                 self.bind_argument(fn, param, value_of(value), False, stmt.span)   # raises
             callee_env[param.name] = value
-        self._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
+        self.run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
         if held:
             self.budget.release(held)
         written = self.written.get(fn.name, frozenset())

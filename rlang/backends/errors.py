@@ -14,7 +14,8 @@ import struct
 from ..errors import Frame, ReversibilityError, RlangRuntimeError, RlangTypeError
 from ..ir import nodes as ir
 from ..numbers import Fixed, ULog
-from ..values import Stack, format_value, summarize, summarize_array_start
+from ..values import (Stack, format_value, stack_index_message, summarize,
+                      summarize_array_start)
 from . import abi
 
 
@@ -254,6 +255,10 @@ def _recorded_stack(elem: str, length: int, words: list) -> Stack:
     return Stack(elem, abi.unpack_items(elem, data[:length * abi.ITEM_BYTES[elem]]))
 
 
+def _stack_index(site, ints, floats, _):
+    return RlangRuntimeError(stack_index_message(ints[0], ints[1]), site.span)
+
+
 def _pop_empty(site, ints, floats, _):
     stack, checked = site.detail
     kind = ReversibilityError if checked else RlangRuntimeError
@@ -428,6 +433,7 @@ _BUILD = {
     "depth": _depth, "assert": _assert, "convert": _convert, "zeros": _zeros,
     "memory": _memory, "dealloc_shape": _dealloc_shape, "fixed_div": _fixed_div, "ulog_div": _ulog_div,
     "ulog_div_update": _ulog_div_update, "ulog_mul_update": _ulog_mul_update, "ulog_sub": _ulog_sub, "pop_empty": _pop_empty,
+    "stack_index": _stack_index,
     "pop_zero": _pop_zero, "stack_memory": _stack_memory, "swap_shape": _swap_shape,
     "size_dimension": _size_dimension, "message": _message,
 }
@@ -468,6 +474,8 @@ def print_line(site, values) -> str:
     """The text `@safe print/show` writes, from the values `print_values` decodes (or
     the cuda host code hands over in the same form)."""
     kind, shape = site.detail
+    if kind.startswith("janus "):
+        return _janus_line(kind, shape, values)
     parts, k = [], 0
     for text, t in shape:
         if t is None:
@@ -477,6 +485,18 @@ def print_line(site, values) -> str:
         k += 1
         parts.append(f"{text} = {shown}" if kind == "show" else shown)
     return (", " if kind == "show" else " ").join(parts)
+
+
+def _janus_line(kind, shape, values) -> str:
+    """What jana's print/printf and show write (Note [Janus in rev's AST])."""
+    from ..frontend.janus.values import (format_janus_binding, format_janus_value,
+                                         janus_type_name, render_printf)
+
+    if kind == "janus show":
+        return ", ".join(format_janus_binding(text, value)
+                         for (text, _), value in zip(shape, values))
+    return render_printf(shape[0][0], [(format_janus_value(v), janus_type_name(v))
+                                       for v in values])
 
 
 def _bits(value: float) -> int:
@@ -514,7 +534,7 @@ def _array_in_memory(t: ir.ArrayType, words: list):
 
 
 def locals_text(site, values) -> str:
-    """A frame's `name = value, …` (as rlang/interp/interpreter.py `_format_env` writes it) from a
+    """A frame's `name = value, …` (as rlang/interp/interpreter.py `format_env` writes it) from a
     "locals" site and the values `print_values` decoded."""
     parts = []
     for (name, t), value in zip(site.detail[1], values):     # arrays, stacks: summarized

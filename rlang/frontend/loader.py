@@ -50,12 +50,18 @@ def read_source(path: str, span: Span | None = None, notes: tuple = ()) -> str:
                          Span(path, line, col, line, col + 1)) from None
 
 
-def load_unit(path: str, confine: bool = False) -> Unit:
+def load_unit(path: str, confine: bool = False, modular: bool = False) -> Unit:
     """Parse `path` and everything it includes (with `confine`, only includes in the
-    directory tree of `path` and std/)."""
+    directory tree of `path` and std/).  A file ending in `.ja` is a Janus program
+    (rlang/frontend/janus), read with 32-bit wrapping integers where `modular`."""
     where = () if Path(path).is_absolute() else \
         (f"a relative path is taken from the current directory, {Path.cwd()}",)
-    return loads_unit(read_source(path, notes=where), path, confine)
+    text = read_source(path, notes=where)
+    if path.endswith(".ja"):
+        from .janus import loads_janus      # lark: imported on the first load
+
+        return loads_janus(text, path, modular)
+    return loads_unit(text, path, confine)
 
 
 def loads_unit(text: str, file: str = "<string>", confine: bool = False,

@@ -26,3 +26,10 @@ class Unit:
     #: (file, source text) of the main file and of each included one, in load order:
     #: what compiled code depends on (the llvm backend's cache key)
     sources: list = field(default_factory=list)
+    #: "rev", or "janus" for a .ja program (rlang/frontend/janus): how `@safe` output
+    #: is formatted and how `rlang run` prints main's store
+    dialect: str = "rev"
+    #: what an i64 result outside i64 does: "wrap" (rev, two's complement) or
+    #: "unbounded" (Janus: the interpreter keeps it exact, compiled code reports an
+    #: overflow; Note [Janus integers])
+    integers: str = "wrap"

@@ -13,13 +13,42 @@ import numpy as np
 
 from ..frontend import ast
 from .comparisons import values_equal
-from ..errors import ReversibilityError, RlangRuntimeError
+from ..errors import ReversibilityError, RlangError, RlangRuntimeError
 from .evaluate import ElemRef, FieldRef, VarRef
 from .limits import size_of
+from .trail import AfterStatement, CallPoint
 from ..values import Stack, summarize
 
 
+class CallEntry:
+    """A call in progress: the callee, its variables, and what returning needs (the
+    caller's views, the budget held for temporaries, the expression arguments'
+    values to compare against)."""
+
+    __slots__ = ("stmt", "function", "env", "refs", "held", "saved")
+
+    def __init__(self, stmt, function, env, refs, held, saved):
+        self.stmt, self.function, self.env = stmt, function, env
+        self.refs, self.held, self.saved = refs, held, saved
+
+
 def execute_call(interp, stmt: ast.CallStmt, env) -> None:
+    entry = enter_call(interp, stmt, env)
+    try:
+        interp.run_function(entry.function, entry.env, stmt.inverse, call_site=stmt.span)
+    except RlangError as error:
+        error.trail.append(CallPoint(entry))
+        raise
+    try:
+        leave_call(interp, entry)
+    except RlangError as error:
+        error.trail.append(AfterStatement())
+        raise
+
+
+def enter_call(interp, stmt: ast.CallStmt, env) -> CallEntry:
+    """Bind the arguments of `stmt` (a call or uncall) in `env` to a new variable
+    dictionary for the callee, making the checks a call makes before it runs."""
     fn = interp.functions.get(stmt.func)
     if fn is None:
         raise RlangRuntimeError(f"call to undefined function `{stmt.func}`", stmt.span)
@@ -35,29 +64,36 @@ def execute_call(interp, stmt: ast.CallStmt, env) -> None:
         values.append(ref.get() if ref is not None else ev.eval(arg, env))
     held = 0 if interp.budget is None else \
         hold_temporaries(interp, refs, values, stmt.span, copies=2 if check else 1)
+    saved = None
     if check:
         _check_aliasing(interp, stmt, fn, refs)
         saved = [(i, _snapshot(v)) for i, (r, v) in enumerate(zip(refs, values)) if r is None]
     callee_env = {}
     for param, value in zip(fn.params, values):
         callee_env[param.name] = interp.bind_argument(fn, param, value, False, stmt.span)
-    interp._run_function(fn, callee_env, stmt.inverse, call_site=stmt.span)
-    if held:
-        interp.budget.release(held)
+    return CallEntry(stmt, fn, callee_env, refs, held, saved)
+
+
+def leave_call(interp, entry: CallEntry) -> None:
+    """Return from the call `entry`: write scalar parameters back to the caller's
+    views and check that expression arguments came back unchanged."""
+    fn, callee_env, stmt = entry.function, entry.env, entry.stmt
+    if entry.held:
+        interp.budget.release(entry.held)
+        entry.held = 0
     written = interp.written.get(fn.name, frozenset())
-    for i, (param, ref) in enumerate(zip(fn.params, refs)):
+    for i, (param, ref) in enumerate(zip(fn.params, entry.refs)):
         if ref is not None:
             new = callee_env[param.name]
             if not isinstance(new, (np.ndarray, Stack)):
                 _put_back(ref, new, logged=i in written)
-    if check:
-        for i, before in saved:
-            after = callee_env[fn.params[i].name]
-            if not values_equal(after, before, 0.0):
-                raise ReversibilityError(
-                    f"`{fn.name}` changed its argument {i + 1} (`{fn.params[i].name}`), which is "
-                    f"an expression, not a view: {summarize(before)} became {summarize(after)}",
-                    stmt.args[i].span)
+    for i, before in entry.saved or ():
+        after = callee_env[fn.params[i].name]
+        if not values_equal(after, before, 0.0):
+            raise ReversibilityError(
+                f"`{fn.name}` changed its argument {i + 1} (`{fn.params[i].name}`), which is "
+                f"an expression, not a view: {summarize(before)} became {summarize(after)}",
+                stmt.args[i].span)
 
 
 def hold_temporaries(interp, refs, values, span, copies: int = 1) -> int:

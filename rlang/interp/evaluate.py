@@ -23,9 +23,10 @@ from .scalar_functions import apply_builtin, convert
 from ..dual import Dual, refuse_tangent
 from ..gvalue import GVar, value_of
 from ..numbers import F32, I32, Fixed, ULog
-from ..values import (I64_MAX, SUMMARY_ITEMS, Stack, a_type, array_from_nested,
-                     array_to_nested, make_array, one_of, read_element, summarize,
-                     summarize_array_start, type_name, write_element, zero_of)
+from ..values import (ELEMENT_OVERFLOW_MESSAGE, I64_MAX, SUMMARY_ITEMS, UNBOUNDED_INTEGERS,
+                     Stack, a_type, array_from_nested, array_to_nested, make_array, one_of,
+                     read_element, stack_index_message, summarize, summarize_array_start,
+                     type_name, write_element, zero_of)
 
 
 class Ref:
@@ -80,7 +81,10 @@ class ElemRef(Ref):
     def set(self, value):
         if self.log is not None:
             self.log(self)
-        write_element(self.array, self.index, value)
+        try:
+            write_element(self.array, self.index, value)
+        except OverflowError:       # an unbounded (Janus) integer past the element's i64
+            raise RlangRuntimeError(ELEMENT_OVERFLOW_MESSAGE, self.view.span) from None
 
     def overlaps(self, other: Ref) -> bool:
         if isinstance(other, ElemRef):
@@ -241,7 +245,11 @@ class Evaluator:
         raise RlangRuntimeError(f"`{name}` is not defined here", expr.span)
 
     def _index(self, expr: ast.Index, env):
-        array = self._array_of(expr.base, env)
+        array = self.eval(expr.base, env)
+        if not isinstance(array, np.ndarray):
+            if isinstance(array, Stack) and len(expr.indices) == 1:
+                return self._stack_element(array, expr, env)
+            raise RlangTypeError(f"cannot index {a_type(array)}", expr.base.span)
         index = self.indices(expr, array, env)
         watched = self.watched
         if watched is not None:
@@ -249,6 +257,17 @@ class Evaluator:
             if type(element) is ElemRef and element.array is array and element.index == index:
                 raise _alias_error(watched, expr)
         return read_element(array, index)
+
+    def _stack_element(self, stack: Stack, expr: ast.Index, env):
+        """`s[k]`, element k of a stack counted from the bottom: read only, what
+        Janus's `top(s)` is (Note [Janus in rev's AST])."""
+        k = self.eval(expr.indices[0], env)
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise RlangTypeError(f"an index must be an integer, got {type_name(k)} "
+                                 f"{summarize(k)}", expr.indices[0].span)
+        if not 0 <= k < len(stack.items):
+            raise RlangRuntimeError(stack_index_message(k, len(stack.items)), expr.span)
+        return stack.items[k]
 
     def _field(self, expr: ast.Field, env):
         watched = self.watched
@@ -275,7 +294,7 @@ class Evaluator:
         return ops.unary(expr.op, self.eval(expr.operand, env), expr.span)
 
     def _int(self, expr: ast.IntLit, env):
-        if expr.value > I64_MAX:
+        if expr.value > I64_MAX and not UNBOUNDED_INTEGERS.get():
             raise RlangTypeError(f"integer literal {expr.value} is out of the range of i64 "
                                  f"(at most {I64_MAX})", expr.span)
         return expr.value

@@ -34,12 +34,14 @@ from ..frontend.ast import is_number_literal
 from .evaluate import Evaluator, UnaddressableZeros, adapt_literal
 from .instructions import execute_instruction
 from .limits import Budget, size_of
+from .trail import FunctionPoint, record_body, record_end
 from ..frontend.invert import invert_body
+from ..frontend.janus.wording import janus_wording
 from .loops import execute_for
 from ..frontend.printer import format_expr, format_type
 from .safe import execute_safe
-from ..values import (Stack, a_type, argument_type, conform, is_device_array, scalar_type,
-                      summarize, with_article, zero_of)
+from ..values import (UNBOUNDED_INTEGERS, Stack, a_type, argument_type, conform,
+                      is_device_array, scalar_type, summarize, with_article, zero_of)
 
 #: Default limit of the call depth (LANGUAGE.md §4).
 MAX_DEPTH = 10_000
@@ -99,7 +101,7 @@ class Interpreter:
         self.check_writable(fn, list(env.values()))
         if self.invcheck:
             self.check_argument_aliasing(fn, list(env.values()))
-        self._run_function(fn, env, inverse, call_site=None)
+        self.run_in(fn, env, inverse)
         return [env[p.name] for p in fn.params]
 
     def bind_arguments(self, name: str, args: list, convert: bool = True) -> list:
@@ -154,8 +156,18 @@ class Interpreter:
     def run_in(self, fn: ast.Function, env: dict, inverse: bool = False) -> None:
         """Run the body of `fn` (or its inverse) on the variables `env`, which it
         updates in place: allocations add to it, deallocations remove from it.  The
-        REPL runs its top-level statements this way, on a copy of its store."""
-        self._run_function(fn, env, inverse, call_site=None)
+        REPL runs its top-level statements this way, on a copy of its store.  A unit
+        whose integers are "unbounded" (Janus, Note [Janus integers]) runs with
+        UNBOUNDED_INTEGERS on."""
+        token = UNBOUNDED_INTEGERS.set(self.unit.integers == "unbounded")
+        try:
+            self.run_function(fn, env, inverse, call_site=None)
+        except RlangError as error:
+            if self.unit.dialect == "janus":     # in jana's words (Note [Janus error wording])
+                raise janus_wording(error)
+            raise
+        finally:
+            UNBOUNDED_INTEGERS.reset(token)
 
     # ---------------------------------------------------------------- functions
     def body_of(self, fn: ast.Function, backward: bool) -> tuple:
@@ -170,7 +182,7 @@ class Interpreter:
             self._inverse_bodies[key] = cached
         return cached[1]
 
-    def _run_function(self, fn, env, backward, call_site):
+    def run_function(self, fn, env, backward, call_site):
         self.depth += 1
         outer_direction, self.backward = self.backward, backward
         outer_frame, self.frame_backward = self.frame_backward, backward
@@ -178,22 +190,23 @@ class Interpreter:
             if self.budget is not None:
                 self.budget.enter(self.depth, call_site or fn.span)
             if self.depth > self.max_depth:
-                raise self._too_deep(call_site or fn.span)
+                raise self.too_deep(call_site or fn.span)
             self._exec_body(self.body_of(fn, backward), env)
         except RlangError as error:
-            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            error.add_frame(Frame(fn.name, call_site, backward, format_env(env)))
+            error.trail.append(FunctionPoint(fn, env, backward, call_site, self))
             raise
         except MemoryError:     # an allocation the host cannot make: the program's error
             error = RlangRuntimeError(f"out of memory while running `{fn.name}`",
                                       call_site or fn.span)
-            error.add_frame(Frame(fn.name, call_site, backward, _format_env(env)))
+            error.add_frame(Frame(fn.name, call_site, backward, format_env(env)))
             raise error from None
         finally:
             self.depth -= 1
             self.backward = outer_direction
             self.frame_backward = outer_frame
 
-    def _too_deep(self, span) -> RlangRuntimeError:
+    def too_deep(self, span) -> RlangRuntimeError:
         """The error of a call past the depth limit: in a sandbox, a LimitExceeded."""
         if self.sandbox is None:
             return RlangRuntimeError(f"call depth exceeded the limit of {self.max_depth} "
@@ -221,21 +234,38 @@ class Interpreter:
         return conformed
 
     # --------------------------------------------------------------- statements
+    def execute(self, stmt, env: dict, backward: bool, frame_backward: bool,
+                invcheck: bool) -> None:
+        """Run the one statement `stmt` (not a `@routine` marker) on `env`, in a
+        frame running `frame_backward`, the statement itself running `backward`,
+        with `invcheck` as given.  What the debugger runs a step with."""
+        saved = self.backward, self.frame_backward, self.invcheck
+        self.backward, self.frame_backward, self.invcheck = backward, frame_backward, invcheck
+        try:
+            self._exec_body((stmt,), env)
+        finally:
+            self.backward, self.frame_backward, self.invcheck = saved
+
     def _exec_body(self, stmts: tuple, env: dict) -> None:
         routines = []
-        for stmt in stmts:
-            kind = type(stmt)
-            if kind is ast.Routine:
-                self._exec_oriented(stmt.body, env, False, "`@routine`", stmt.span)
-                routines.append(stmt)
-            elif kind is ast.UnRoutine:
-                if not routines:
-                    raise RlangRuntimeError("`~@routine` without a `@routine` before it",
-                                            stmt.span)
-                self._exec_oriented(self.inverse_of(routines.pop().body), env, True,
-                                    "`~@routine`", stmt.span)
-            else:
-                self._stmt[kind](stmt, env)
+        stmt = None
+        try:
+            for stmt in stmts:
+                kind = type(stmt)
+                if kind is ast.Routine:
+                    self._exec_oriented(stmt.body, env, False, "`@routine`", stmt.span)
+                    routines.append(stmt)
+                elif kind is ast.UnRoutine:
+                    if not routines:
+                        raise RlangRuntimeError("`~@routine` without a `@routine` before it",
+                                                stmt.span)
+                    self._exec_oriented(self.inverse_of(routines.pop().body), env, True,
+                                        "`~@routine`", stmt.span)
+                else:
+                    self._stmt[kind](stmt, env)
+        except RlangError as error:
+            record_body(error, stmts, stmt, self.backward, self.invcheck)
+            raise
 
     def _update(self, stmt: ast.Update, env):
         ref = self.evaluator.ref(stmt.target, env)
@@ -367,23 +397,32 @@ class Interpreter:
         execute_safe(self, stmt, env)
 
     # ----------------------------------------------------------- control flow
-    def _cond(self, expr, env, what: str) -> bool:
+    def cond(self, expr, env, what: str) -> bool:
+        """The truth of the condition `expr` (`what` names it in a type error)."""
         return ops.truth(self.evaluator.eval(expr, env), what, expr.span)
 
-    def _if(self, stmt: ast.If, env):
-        taken = None
+    _cond = cond
+
+    def taken_branch(self, stmt: ast.If, env) -> int | None:
+        """The index of the first branch of `stmt` whose condition holds; None: else."""
         for k, branch in enumerate(stmt.branches):
             if self._cond(branch.pre, env, "an `if` condition"):
-                taken = k
-                self._exec_body(branch.body, env)
-                break
-        else:
-            if stmt.orelse:
-                self._exec_body(stmt.orelse, env)
-        if self.invcheck:
-            self._check_if_post(stmt, taken, env)
+                return k
+        return None
 
-    def _check_if_post(self, stmt: ast.If, taken, env):
+    def _if(self, stmt: ast.If, env):
+        taken = self.taken_branch(stmt, env)
+        body = branch_body(stmt, taken)
+        self._exec_body(body, env)
+        if self.invcheck:
+            try:
+                self.check_if_post(stmt, taken, env)
+            except RlangError as error:
+                record_end(error, body, self.backward, self.invcheck)
+                raise
+
+    def check_if_post(self, stmt: ast.If, taken, env):
+        """The check after branch `taken` (None: else) of `stmt` ran (LANGUAGE.md §6)."""
         for k, branch in enumerate(stmt.branches):
             post = branch.pre if branch.post is None else branch.post
             holds = self._cond(post, env, "an `if` postcondition")
@@ -401,33 +440,71 @@ class Interpreter:
 
     def _while(self, stmt: ast.While, env):
         check = self.invcheck
-        if check and self._cond(stmt.post, env, "a `while` postcondition"):
+        if check:
+            self.check_while_entry(stmt, env)
+        budget = self.budget
+        after_pass = False          # an error past here: the body's end (Note [Resuming…])
+        try:
+            while self._cond(stmt.pre, env, "a `while` condition"):
+                if budget is not None:
+                    budget.tick(stmt.span)
+                after_pass = False
+                self._exec_body(stmt.body, env)
+                after_pass = True
+                if check:
+                    self.check_while_pass(stmt, env)
+        except RlangError as error:
+            if after_pass:
+                record_end(error, stmt.body, self.backward, self.invcheck)
+            raise
+
+    def check_while_entry(self, stmt: ast.While, env) -> None:
+        """A `while` loop's postcondition must be false when the loop starts."""
+        if self._cond(stmt.post, env, "a `while` postcondition"):
             raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` must be "
                                      "false when the loop starts", stmt.post.span)
-        budget = self.budget
-        while self._cond(stmt.pre, env, "a `while` condition"):
-            if budget is not None:
-                budget.tick(stmt.span)
-            self._exec_body(stmt.body, env)
-            if check and not self._cond(stmt.post, env, "a `while` postcondition"):
-                raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
-                                         "must hold after every iteration", stmt.post.span)
+
+    def check_while_pass(self, stmt: ast.While, env) -> None:
+        """A `while` loop's postcondition must hold after every pass."""
+        if not self._cond(stmt.post, env, "a `while` postcondition"):
+            raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
+                                     "must hold after every iteration", stmt.post.span)
 
     def _from(self, stmt: ast.From, env):
         check = self.invcheck
-        if check and not self._cond(stmt.start, env, "a `from` condition"):
-            raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
-                                     "when the loop starts", stmt.start.span)
+        if check:
+            self.check_from_entry(stmt, env)
         self._exec_body(stmt.body, env)
         budget = self.budget
-        while not self._cond(stmt.stop, env, "an `until` condition"):
-            if budget is not None:
-                budget.tick(stmt.span)
-            self._exec_body(stmt.step, env)
-            if check and self._cond(stmt.start, env, "a `from` condition"):
-                raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
-                                         "false after the first iteration", stmt.start.span)
-            self._exec_body(stmt.body, env)
+        done = stmt.body            # the part that ran last, whose end an error is at
+        try:
+            while not self._cond(stmt.stop, env, "an `until` condition"):
+                if budget is not None:
+                    budget.tick(stmt.span)
+                done = None
+                self._exec_body(stmt.step, env)
+                done = stmt.step
+                if check:
+                    self.check_from_repeat(stmt, env)
+                done = None
+                self._exec_body(stmt.body, env)
+                done = stmt.body
+        except RlangError as error:
+            if done is not None:
+                record_end(error, done, self.backward, self.invcheck)
+            raise
+
+    def check_from_entry(self, stmt: ast.From, env) -> None:
+        """A `from` loop's entry condition must hold when the loop starts."""
+        if not self._cond(stmt.start, env, "a `from` condition"):
+            raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
+                                     "when the loop starts", stmt.start.span)
+
+    def check_from_repeat(self, stmt: ast.From, env) -> None:
+        """A `from` loop's entry condition must be false after each `loop` part."""
+        if self._cond(stmt.start, env, "a `from` condition"):
+            raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
+                                     "false after the first iteration", stmt.start.span)
 
     def _for(self, stmt: ast.For, env):
         execute_for(self, stmt, env)
@@ -443,5 +520,13 @@ def _is_fresh(expr) -> bool:
         isinstance(expr, ast.Call) and expr.func in ("zeros", "stack")
 
 
-def _format_env(env: dict) -> str:
+def branch_body(stmt: ast.If, taken: int | None) -> tuple:
+    """The statements branch `taken` of `stmt` runs (None: the else branch, or none)."""
+    if taken is not None:
+        return stmt.branches[taken].body
+    return stmt.orelse or ()
+
+
+def format_env(env: dict) -> str:
+    """A frame's variables as an error's call chain shows them."""
     return ", ".join(f"{name} = {summarize(value)}" for name, value in env.items())

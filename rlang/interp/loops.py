@@ -9,9 +9,10 @@ write that another iteration made too (a write shared between iterations).
 from __future__ import annotations
 
 from ..frontend import ast
-from ..errors import ReversibilityError, RlangRuntimeError, RlangTypeError
+from ..errors import ReversibilityError, RlangError, RlangRuntimeError, RlangTypeError
 from ..frontend.invert import inverted_range
 from ..frontend.printer import format_expr
+from .trail import AfterStatement, LoopIndex, record_end
 from ..values import a_type, summarize
 
 
@@ -29,20 +30,12 @@ def _bounds(interp, stmt, env):
 
 
 def execute_for(interp, stmt: ast.For, env) -> None:
-    start, step, stop = _bounds(interp, stmt, env)
-    if step == 0:
-        raise RlangRuntimeError("the step of a `for` range must not be zero", stmt.step.span)
+    bounds, indices = for_range(interp, stmt, env)
     check = interp.invcheck
-    original = inverted_range(stmt.start, stmt.step, stmt.stop)
-    if original is None:
-        indices = _range(start, step, stop)
-    else:               # a:s:b backward (Note [Loop inversion]), without i64 overflow
-        a, s, b = (_bound(interp, e, env, what) for e, what in
-                   zip(original, ("start", "step", "stop")))
-        indices = reversed(_range(a, s, b))
     tracker = _WriteTracker(interp, stmt) if stmt.parallel and check else None
     var = stmt.var
     budget = interp.budget
+    i, after_pass = None, False     # after_pass: an error is at the body's end
     try:
         for i in indices:
             if budget is not None:
@@ -50,28 +43,66 @@ def execute_for(interp, stmt: ast.For, env) -> None:
             env[var] = i
             if tracker is not None:
                 tracker.iteration = i
+            after_pass = False
             interp._exec_body(stmt.body, env)
-            if check and env.get(var) != i:
-                raise ReversibilityError(f"the body of the loop changed its index `{var}` "
-                                         f"from {i} to {summarize(env.get(var))}", stmt.span)
+            after_pass = True
+            if check:
+                check_index(stmt, env, i)
+    except RlangError as error:
+        if after_pass:
+            record_end(error, stmt.body, interp.backward, interp.invcheck)
+        if i is not None:
+            error.trail.append(LoopIndex(stmt, env.get(var, i)))
+        raise
     finally:
         env.pop(var, None)
         if tracker is not None:
             tracker.close()
     if check:
-        after = _bounds(interp, stmt, env)
-        if interp.backward and after != (start, step, stop):
-            # the range here is the inverted one: name no expression the user did not write
+        try:
+            check_range_after(interp, stmt, env, bounds)
+        except RlangError as error:
+            error.trail.append(AfterStatement())
+            raise
+
+
+def for_range(interp, stmt: ast.For, env):
+    """The bounds (start, step, stop) of `stmt` as evaluated now, and the index values
+    it visits, in order (Note [Loop inversion] for a range written backward)."""
+    start, step, stop = _bounds(interp, stmt, env)
+    if step == 0:
+        raise RlangRuntimeError("the step of a `for` range must not be zero", stmt.step.span)
+    original = inverted_range(stmt.start, stmt.step, stmt.stop)
+    if original is None:
+        return (start, step, stop), _range(start, step, stop)
+    a, s, b = (_bound(interp, e, env, what) for e, what in
+               zip(original, ("start", "step", "stop")))
+    return (start, step, stop), _range(a, s, b)[::-1]
+
+
+def check_index(stmt: ast.For, env, i: int) -> None:
+    """The body of a `for` loop must leave its index as it found it."""
+    if env.get(stmt.var) != i:
+        raise ReversibilityError(f"the body of the loop changed its index `{stmt.var}` "
+                                 f"from {i} to {summarize(env.get(stmt.var))}", stmt.span)
+
+
+def check_range_after(interp, stmt: ast.For, env, bounds) -> None:
+    """The bounds of a `for` loop must be what they were before it ran."""
+    start, step, stop = bounds
+    after = _bounds(interp, stmt, env)
+    if interp.backward and after != bounds:
+        # the range here is the inverted one: name no expression the user did not write
+        raise ReversibilityError(
+            "the loop body changed the loop's range while the loop ran backward (as "
+            f"the inverse runs it, the range went from {start}:{step}:{stop} to "
+            f"{after[0]}:{after[1]}:{after[2]})", stmt.span)
+    for what, before, now, expr in zip(("start", "step", "stop"), bounds,
+                                       after, (stmt.start, stmt.step, stmt.stop)):
+        if before != now:
             raise ReversibilityError(
-                "the loop body changed the loop's range while the loop ran backward (as "
-                f"the inverse runs it, the range went from {start}:{step}:{stop} to "
-                f"{after[0]}:{after[1]}:{after[2]})", stmt.span)
-        for what, before, now, expr in zip(("start", "step", "stop"), (start, step, stop),
-                                           after, (stmt.start, stmt.step, stmt.stop)):
-            if before != now:
-                raise ReversibilityError(
-                    f"the {what} of the loop range `{format_expr(expr)}` changed from {before} "
-                    f"to {now} while the loop ran", expr.span)
+                f"the {what} of the loop range `{format_expr(expr)}` changed from {before} "
+                f"to {now} while the loop ran", expr.span)
 
 
 def _range(start: int, step: int, stop: int) -> range:

@@ -23,7 +23,8 @@ from ..ieee import float_div, float_pow
 from ..numbers import F32, I32, Fixed, ULog
 from ..primitives import complex_power
 from ..types_rules import BITWISE_OPS, bitwise_operand_message, promote
-from ..values import a_type, format_value, type_name, wrap_i64
+from ..values import (I64_MAX, I64_MIN, UNBOUNDED_INTEGERS, a_type, format_value,
+                      type_name, wrap_i64)
 
 _RANK = {bool: 0, I32: 1, int: 2, F32: 3, float: 4, complex: 5}
 _NUMBER_SYSTEMS = (Fixed, ULog)
@@ -44,8 +45,11 @@ def _base(kind):
 
 
 def _finish(value, kind):
-    """A computed value as a value of the result type (wrapping, rounding)."""
+    """A computed value as a value of the result type (wrapping, rounding; an
+    integer stays exact while UNBOUNDED_INTEGERS is on, Note [Janus integers])."""
     if kind is int:
+        if I64_MIN <= value <= I64_MAX or UNBOUNDED_INTEGERS.get():
+            return value
         return wrap_i64(value)
     if kind is float or kind is complex:
         return value

@@ -18,13 +18,17 @@ from ..frontend import ast
 from . import ops
 from .limits import TEXT_ITEM_BYTES
 from ..errors import RlangRuntimeError, RlangTypeError
+from ..frontend.janus.values import (format_janus_binding, format_janus_value,
+                                     janus_type_name, render_printf)
 from ..frontend.printer import format_expr
 from ..values import Stack, format_value
 
 
 def execute_safe(interp, stmt: ast.Safe, env) -> None:
     ev = interp.evaluator
-    if stmt.func == "print":
+    if interp.unit.dialect == "janus":
+        _janus_safe(interp, stmt, env)
+    elif stmt.func == "print":
         values = [ev.eval(arg, env) for arg in stmt.args]
         _charge_text(interp, values, stmt.span)
         _write(interp, " ".join(_text(value) for value in values))
@@ -44,6 +48,23 @@ def execute_safe(interp, stmt: ast.Safe, env) -> None:
     else:
         raise RlangTypeError(f"`@safe {stmt.func}` is not allowed; use print, show or assert",
                              stmt.span)
+
+
+def _janus_safe(interp, stmt: ast.Safe, env) -> None:
+    """jana's print/printf, show and error (Note [Janus in rev's AST])."""
+    values = [interp.evaluator.eval(arg, env) for arg in stmt.args]
+    if stmt.func == "assert":                   # error("…"): always fails
+        raise RlangRuntimeError(f"User error: {values[-1]}", stmt.span)
+    _charge_text(interp, values, stmt.span)
+    if stmt.func == "show":
+        _write(interp, ", ".join(format_janus_binding(arg.id, value)
+                                 for arg, value in zip(stmt.args, values)))
+        return
+    try:
+        _write(interp, render_printf(values[0], [(format_janus_value(v), janus_type_name(v))
+                                                 for v in values[1:]]))
+    except ValueError as error:
+        raise RlangRuntimeError(str(error), stmt.span) from None
 
 
 def _charge_text(interp, values, span) -> None:

@@ -193,7 +193,8 @@ class Read:
 @dataclass(frozen=True)
 class Load:
     """An array element; `site` is the bounds check (None: unchecked); with `field`,
-    that part of a complex element."""
+    that part of a complex element.  Of a stack (one index, read only): its item k
+    from the bottom, `site` checking k against its length (Janus's `top`)."""
 
     var: Var
     indices: tuple

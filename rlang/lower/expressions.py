@@ -22,6 +22,7 @@ from .systems import SYSTEMS, from_system, log_of, system_binary, system_constan
 from ..numbers import F32, I32, Fixed, ULog
 from ..primitives import BUILTINS
 from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
+from ..values import OVERFLOW_MESSAGE
 
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 _BITWISE = ("^", "&", "|", "<<", ">>")
@@ -68,6 +69,9 @@ def lower_expr(fl, node, literal_type: str | None = None):
     if kind is ast.Name:
         return _name(fl, node)
     if kind is ast.Index:
+        if isinstance(node.base, ast.Name) and len(node.indices) == 1 and \
+                isinstance(getattr(fl.lookup_array(node.base.id), "type", None), ir.StackType):
+            return _stack_element(fl, node)
         var = fl.array_var(node)
         if var.type.elem == "complex":
             return load_pair(var, fl.indices(node, var), fl.bounds_site(node))
@@ -195,6 +199,14 @@ def _adopted(t):
     return t if t in ("i32", "f32", "fixed", "ulog") else None
 
 
+def _stack_element(fl, node: ast.Index):
+    """`s[k]`, element k of a stack from the bottom, read only (Janus's `top(s)` is
+    `s[length(s) - 1]`): a Load of the stack, checked against its length."""
+    var = fl.lookup_array(node.base.id)
+    site = fl.error_site("stack_index", node.span)
+    return ir.Load(var, (fl.index(node.indices[0]),), site)
+
+
 def _binary(fl, node: ast.Binary):
     op = node.op
     if op in ("&&", "||"):
@@ -221,6 +233,8 @@ def _binary(fl, node: ast.Binary):
     site = None
     if op in ("//", "%", "**") and t in ("i32", "i64") and not _cannot_fail(op, right):
         site = fl.error_site("intdiv" if op != "**" else "intpow", node.span, (op,))
+    elif op in ("+", "-", "*") and t == "i64" and fl.lowering.unit.integers == "unbounded":
+        site = fl.error_site("message", node.span, (OVERFLOW_MESSAGE,))  # Janus's integers
     return ir.Binary(op, convert(left, t), convert(right, t), t, site)
 
 

@@ -47,6 +47,7 @@ from .complex import Pair, as_pair
 from .expressions import convert, lower_expr
 from .parallel import ParallelLoops
 from .updates import UpdateLowering, part_place
+from .janus_safe import lower_janus_safe
 from .stacks import is_stack_call, names_stack, push_pop, stack_alloc, stack_dealloc
 from .systems import SYSTEMS, to_system, zero_or_one
 from ..primitives import CONSTANTS
@@ -415,6 +416,8 @@ class _FunctionLowering(UpdateLowering):
             self.checks, self.inbounds = saved
 
     def _safe(self, stmt: ast.Safe) -> list:
+        if self.lowering.unit.dialect == "janus":
+            return lower_janus_safe(self, stmt)
         if stmt.func == "assert":
             cond = self.cond(stmt.args[0])
             message = None

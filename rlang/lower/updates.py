@@ -13,7 +13,7 @@ from ..ir import nodes as ir
 from .complex import as_pair
 from .expressions import convert
 from .systems import nonzero_divisor, nonzero_factor, to_system
-from ..values import with_article
+from ..values import OVERFLOW_MESSAGE, with_article
 
 
 class UpdateLowering:
@@ -34,8 +34,24 @@ class UpdateLowering:
                                  f"{target.type}", stmt.span)
         value = self.expr(stmt.value, target.type if is_number_literal(stmt.value) else None)
         value = self.accumulated(stmt, target.type, value)
+        if target.type == "i64" and stmt.op in ("+=", "-=") and \
+                self.lowering.unit.integers == "unbounded":
+            value = self.overflow_checked(stmt, target, value)
         checks = self.alias_checks(stmt.target, target, stmt.value)
         return [ir.Update(target, stmt.op, value, checks)]
+
+    def overflow_checked(self, stmt, target, value):
+        """The value of `x += v` / `x -= v` on an i64, failing where the new value of
+        `x` would overflow (a unit whose integers are "unbounded": Janus, Note [Janus
+        integers]): the wrapped result moved the way the sign of `v` says, or not."""
+        old = ir.Read(target.var) if isinstance(target, ir.VarPlace) else \
+            ir.Load(target.var, target.indices, target.site)
+        adds = stmt.op == "+="
+        result = ir.Binary("+" if adds else "-", old, value, "i64", None)
+        moved = ir.Compare(">=" if adds else "<=", result, old)
+        holds = ir.Compare("==", ir.Compare(">=", value, ir.Const(0, "i64")), moved)
+        return ir.Checked(value, holds, self.error_site("message", stmt.span,
+                                                        (OVERFLOW_MESSAGE,)))
 
     def ulog_update(self, stmt, target):
         """`l *= e` / `l /= e` on a ulog: its logarithm goes up or down by log e (the

@@ -26,6 +26,8 @@ case found in a long run is reproduced by its number alone.  The families
   `RlangError`, and both backends take or refuse the same arguments.
 - `command`  (commands.py): command lines put together from rlang's own options,
   flags and literals, some of them wrong.
+- `debugger` (debugger.py): `rlang debug` and `rlang run … --debug` sessions of random
+  commands (motions both ways, breakpoints with conditions, watches, prints, junk).
 
 The runner (runner.py) keeps a pool of worker processes (worker.py).  A worker that
 dies in a case is a *crash*; a case that outlives `--timeout` is a *hang* (its worker

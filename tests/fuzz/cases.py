@@ -16,9 +16,9 @@ from .outcome import Outcome
 
 #: name -> module of the family; the default mix runs them in these proportions
 FAMILIES = {"source": "mutate", "program": "programs", "argument": "arguments",
-            "command": "commands"}
+            "command": "commands", "debugger": "debugger"}
 MIX = ("source", "source", "source", "source", "program", "program", "argument",
-       "argument", "command")
+       "argument", "command", "debugger")
 #: a family only `--family selftest` runs: cases that crash, hang and raise on purpose,
 #: to show that the runner catches each (tests/fuzz/test_fuzz.py)
 SELFTEST = "selftest"

@@ -25,9 +25,9 @@ LAYERS = [
     ("lower", ("lower",)),
     ("ad", ("ad",)),
     ("backends", ("backends",)),
-    ("surface", ("__init__", "__main__", "api", "transforms", "batching", "bridges", "dask", "cuda", "cli",
+    ("surface", ("__init__", "__main__", "api", "transforms", "batching", "bridges", "dask", "cuda", "cli", "arguments",
                  "highlight",
-                 "repl")),
+                 "repl", "debug")),
 ]
 
 #: Sibling packages of one layer that must not import each other.

@@ -105,6 +105,8 @@ def _float_mod(em):
 def _int_op(em, e, a, b_, lltype):
     b = em.builder
     op = e.op
+    if op in ("+", "-", "*") and e.site is not None:    # Janus's checked integers
+        return checked_int_op(em, op, a, b_, e.site)
     if op == "+":
         return b.add(a, b_)
     if op == "-":
@@ -123,6 +125,17 @@ def _int_op(em, e, a, b_, lltype):
     if op == "//":
         return floor_div_int(em, a, b_, lltype)
     return floor_mod_int(em, a, b_, lltype)
+
+
+def checked_int_op(em, op, a, b_, site):
+    """`a op b_` for + - *, failing at `site` where the result overflows (a unit whose
+    integers are "unbounded", rlang/frontend/janus/lower.py, Note [Janus integers])."""
+    b = em.builder
+    method = {"+": b.sadd_with_overflow, "-": b.ssub_with_overflow,
+              "*": b.smul_with_overflow}[op]
+    pair = method(a, b_)
+    em.fail_if(b.extract_value(pair, 1), site, [])
+    return b.extract_value(pair, 0)
 
 
 def _wide(em, value, lltype):

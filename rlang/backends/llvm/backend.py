@@ -13,6 +13,8 @@ import hashlib
 import threading
 
 from ...deep import run_deep
+from ...errors import RlangError
+from ...frontend.janus.wording import janus_wording
 from ...types_rules import BackendUnsupported
 from ...lower.argument_types import signature_of, type_of_value
 from ...lower.statements import lower, symbol_of
@@ -75,7 +77,12 @@ class LlvmFunctions(CompiledFunctions):
         the interpreter's big-stack thread; other calls run here (starting a thread
         costs far more than a small kernel)."""
         call = (native.call, symbol, values, self.interpreter.max_depth)
-        return run_deep(*call) if native.recursive else call[0](*call[1:])
+        try:
+            return run_deep(*call) if native.recursive else call[0](*call[1:])
+        except RlangError as error:
+            if self.unit.dialect == "janus":     # Note [Janus error wording]
+                raise janus_wording(error)
+            raise
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""
@@ -147,8 +154,10 @@ def _unit_key(unit) -> str:
     file it is made of, with the file's name (error messages quote positions, and
     the same program at two paths must not share error sites).  A digest: the repr
     of the AST this used to be took 43 s for a 9 MB program of long names (fuzz seed
-    5001 case 31332)."""
+    5001 case 31332).  A Janus program's dialect and integers (--modular) are part of
+    it: the same text lowers to other code with them."""
     digest = hashlib.sha256()
+    digest.update(f"{unit.dialect}/{unit.integers}".encode())
     for file, text in unit.sources:
         for part in (file, text):
             data = part.encode("utf-8", "surrogatepass")

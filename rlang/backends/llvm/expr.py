@@ -131,6 +131,10 @@ class ExprEmitter:
     def element_pointer(self, var: ir.Var, indices, site, field=None):
         """The pointer to an element (to one part of a complex element with `field`)."""
         b = self.builder
+        if isinstance(var.type, ir.StackType):      # a stack's item k (lower/expressions.py)
+            i, length = self.expr(indices[0]), self.stack_length(var)
+            self.fail_if(b.icmp_unsigned(">=", i, length), site, [i, length])
+            return b.gep(self.stack_items(self.slots[var], var.type.elem), [i])
         data, shape, strides = self.array_parts(var)
         offset = ll.Constant(I64, 0)
         for k, (index, extent, stride) in enumerate(zip(indices, shape, strides)):

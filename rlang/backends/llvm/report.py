@@ -6,7 +6,7 @@ emitter in backends/llvm/emit.py, which provides `builder`, `out`, `module`, `fn
 Note [Frame variables in compiled errors]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The interpreter's error frames list their variables at the failure (`with y! = 3.0,
-x = [0.0, 1.0], t = 1.0`; rlang/interp/interpreter.py `_format_env`): the parameters, then the
+x = [0.0, 1.0], t = 1.0`; rlang/interp/interpreter.py `format_env`): the parameters, then the
 ancillas in the order they were allocated, without loop indices.  Compiled code
 reports the same: the exit of a failed check, and each caller's exit while the
 error unwinds, calls `rev_locals_hook(site, words)` with the variables in scope
