@@ -292,6 +292,8 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
     arguments are not touched."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hessian")
     inputs = [i for i in run.inputs if chosen is None or i[0] in chosen]
+    if not inputs:      # no column to run: the call and the loss still have to be right,
+        run.column(run.zero_tangents())     # as on the interpreter
     columns = []
     for k in range(len(inputs)):
         tangents = run.zero_tangents()

@@ -7,7 +7,8 @@ session.  On a terminal, input is read with prompt-toolkit (prompt `(rdb) `, his
 Enter on an empty line repeats the last motion) and each stop shows the highlighted
 source around the statement; otherwise commands are read line by line, with no
 prompt and no colour, and every value is printed on its own line.  Each stop prints
-`FILE:LINE: <source line>`.  Ctrl-C during a long motion stops it at the next
+`FILE:LINE: <source line>`.  (Janus source is shown without colours: the lexer is
+rev's.)  Ctrl-C during a long motion stops it at the next
 statement.
 """
 from __future__ import annotations
@@ -118,7 +119,9 @@ class Debugger:
         lines = text.splitlines()
         for number in range(max(1, current - CONTEXT), min(len(lines), current + CONTEXT) + 1):
             marker = "→" if number == current else " "
-            self.write(_highlighted(f"{marker}{number:5} ", lines[number - 1]))
+            text = lines[number - 1]
+            self.write(f"{marker}{number:5} " + (_highlighted(text) if file.endswith(".rev")
+                                                 else text))
 
 
 def run_commands(session: Session, lines, write, terminal: bool = False) -> int:
@@ -175,13 +178,13 @@ def _ansi_writer():
     return write
 
 
-def _highlighted(prefix: str, line: str) -> str:
+def _highlighted(line: str) -> str:
     """`line` of rev source in ANSI colours (Pygments' terminal formatter)."""
     from pygments import highlight
     from pygments.formatters import TerminalFormatter
 
     from ..highlight import RevLexer
-    return prefix + highlight(line, RevLexer(), TerminalFormatter()).rstrip("\n")
+    return highlight(line, RevLexer(), TerminalFormatter()).rstrip("\n")
 
 
 @contextmanager

@@ -430,3 +430,23 @@ def test_gradients_and_hessians_of_every_operator_at_its_poles(op):
             continue        # meet inf - inf in different places (0 against nan)
         got, expected = both_hessians(source, "f", [0.0, a, b], "y!")
         assert_same_matrix(got, expected, f"{op} at {a}, {b}")
+
+
+def test_a_hessian_without_float_inputs_still_checks_its_loss():
+    """No column to run is no excuse: an integer loss is refused on llvm as on the
+    interpreter (found by the fuzzer's argument family, seed 2026 case 217)."""
+    source = """
+function count(k: i64, a: i64[:])
+    for i = 0:length(a) - 1
+        a[i] += k
+    end
+end
+function bump(k: i64, y: f64)
+    y += 1.0
+end
+"""
+    for backend in ("interp", "llvm"):
+        module = rlang.loads(source, backend=backend)
+        with pytest.raises(rlang.RlangError, match="the loss `k` must be a float"):
+            rlang.hessian(module.count, [3, np.array([0, 1, 2, 3])], loss="k")
+        assert rlang.hessian(module.bump, [3, 2.0], loss="y", argnums=0).shape == (0, 0)
