@@ -47,6 +47,7 @@ from ..frontend.invert import invert_stmt
 from ..interp.calls import enter_call, leave_call
 from ..interp.interpreter import branch_body, format_env
 from ..interp.loops import check_index, check_range_after, for_range
+from ..interp.trail import AfterStatement, BodyPoint, CallPoint, FunctionPoint, LoopIndex
 from ..values import Stack
 
 #: Statements a step runs whole (a compound statement or a call is entered instead).
@@ -139,6 +140,13 @@ class Machine:
         """The statement the machine stands before; None at the end of a list."""
         seq = self.frame.seq
         return None if seq.at_end else seq.body[seq.index]
+
+    @property
+    def previous(self):
+        """The statement just before the machine's position in its list; None at the
+        start of a list."""
+        seq = self.frame.seq
+        return seq.body[seq.index - 1] if seq.index > 0 else None
 
     def span(self):
         """Where the machine stands: the statement's span, else the construct whose
@@ -346,6 +354,107 @@ class Machine:
             frame.seqs.pop()
             return True
 
+    # ------------------------------------------------------------ whole runs
+    def run_whole(self, budget=None) -> None:
+        """Run the compound statement the machine stands before in one go on the
+        interpreter (its loops and calls at the interpreter's speed) and move past it,
+        as `next` does; `budget` (an object with the methods of the interpreter's
+        Budget) is ticked by its loops and calls.  On an error the machine stands where
+        the error happened, read from its trail (Note [Resuming at a failure])."""
+        frame, seq = self.frame, self.frame.seq
+        interp, outer = self.interp, list(self.frames)
+        saved = interp.budget, interp.evaluator.budget
+        interp.budget = interp.evaluator.budget = budget
+        try:
+            interp.execute(seq.body[seq.index], frame.env, seq.backward, frame.backward,
+                           seq.invcheck)
+        except RlangError as error:
+            # the trail's outermost point is the one-statement list `execute` ran
+            self.follow_trail(list(reversed(error.trail))[1:])
+            self.show_through()
+            self.add_frames(error, outer)
+            raise
+        finally:
+            interp.budget, interp.evaluator.budget = saved
+        self.show_through()
+        seq.index += 1
+        try:
+            self._settle_forward()
+        finally:
+            self.show_through()
+
+    def undo_whole(self, budget=None) -> None:
+        """Undo the compound statement before the machine's position in one go (its
+        inverse run whole on the interpreter), as `reverse-next` does.  An error in the
+        middle has no position in the forward source; so the frame's store is copied
+        first, and on an error (or an interruption through `budget`) it is put back and
+        the error raised, the machine standing where it stood (Note [Motions at the
+        interpreter's speed], rlang/debug/session.py)."""
+        frame, seq = self.frame, self.frame.seq
+        interp = self.interp
+        checkpoint = _checkpoint(frame.env)
+        saved = interp.budget, interp.evaluator.budget
+        interp.budget = interp.evaluator.budget = budget
+        try:
+            interp.execute(self._inverse(seq.body[seq.index - 1]), frame.env,
+                           not seq.backward, frame.backward, seq.invcheck)
+        except RlangError:
+            _restore(frame.env, checkpoint)
+            raise
+        finally:
+            interp.budget, interp.evaluator.budget = saved
+        seq.index -= 1
+        self.show_through()
+
+    def follow_trail(self, points) -> None:
+        """Extend the position by an error's trail, read outermost first: a frame per
+        function, a statement list per body, with the loop indices, calls and checks
+        after statements the trail records.  A frame whose body never started (the
+        call failed as it was entered) is left out: the position is then the call."""
+        entry = loop_index = None
+        for point in points:
+            if isinstance(point, FunctionPoint):
+                self.frames.append(Frame(point.function, point.env, point.backward,
+                                         point.call_site, entry, []))
+                entry = None
+            elif isinstance(point, CallPoint):
+                entry = point.entry
+            elif isinstance(point, LoopIndex):
+                loop_index = point
+            elif isinstance(point, BodyPoint):
+                frame = self.frames[-1]
+                owner = self._owner_of(frame, point.body, loop_index)
+                loop_index = None
+                frame.seqs.append(Seq(point.body, point.index, owner, point.backward,
+                                      point.invcheck))
+            elif isinstance(point, AfterStatement):
+                self.frames[-1].seqs[-1].index += 1
+        while self.frames and not self.frames[-1].seqs:
+            self.frames.pop()
+
+    def _owner_of(self, frame: Frame, body: tuple, loop_index) -> Owner:
+        """The owner of the statement list `body`, entered from the statement the
+        frame's innermost list stands at."""
+        if not frame.seqs:
+            return Owner("function")
+        outer = frame.seqs[-1]
+        stmt = outer.body[outer.index]
+        match stmt:
+            case ast.If():
+                taken = next((k for k, branch in enumerate(stmt.branches)
+                              if branch.body is body), None)
+                return Owner("if", stmt, taken)
+            case ast.While():
+                return Owner("while", stmt)
+            case ast.From():
+                return Owner("do" if body is stmt.body else "loop", stmt)
+            case ast.For():
+                bounds, indices = for_range(self.interp, stmt, frame.env)
+                frame.env[stmt.var] = loop_index.value
+                k = next((k for k, i in enumerate(indices) if i == loop_index.value), 0)
+                return Owner("for", stmt, None, bounds, indices, k)
+        return Owner("block", stmt)
+
     # ------------------------------------------------------------- the parts
     def _run(self, stmt, seq: Seq, undo: bool) -> None:
         """Run a simple statement (its inverse when `undo`) in the innermost frame."""
@@ -366,11 +475,31 @@ class Machine:
                 if ref is not None and not isinstance(value, (np.ndarray, Stack)):
                     ref.set(value)
 
-    def add_frames(self, error: RlangError) -> None:
-        """Give `error` the call chain of the machine's frames (innermost first)."""
-        for frame in reversed(self.frames):
+    def add_frames(self, error: RlangError, frames=None) -> None:
+        """Give `error` the call chain of the machine's frames (of `frames`, the
+        outermost ones, when given), innermost first, and the note the interpreter
+        gives a statement running against its frame's direction."""
+        self._note_direction(error)
+        for frame in reversed(self.frames if frames is None else frames):
             error.add_frame(ErrorFrame(frame.function.name, frame.call_site, frame.backward,
                                        format_env(frame.env)))
+
+    def _note_direction(self, error: RlangError) -> None:
+        """As the interpreter's `_exec_oriented` notes it: the innermost `@routine`,
+        `~@routine` or `~begin` whose statements run against the frame's direction."""
+        frame = self.frame
+        for seq in reversed(frame.seqs):
+            what = _ORIENTED.get(type(seq.owner.stmt))
+            if isinstance(seq.owner.stmt, ast.Block) and not seq.owner.stmt.inverse:
+                what = None
+            if what is None or seq.backward == frame.backward:
+                continue
+            if not getattr(error, "direction_noted", False):
+                direction = "backward" if seq.backward else "forward"
+                error.notes += (f"this statement was running {direction}, as part of {what} "
+                                f"at {seq.owner.stmt.span}",)
+                error.direction_noted = True
+            return
 
     def _push(self, body, index, owner, seq, backward=None, invcheck=None) -> None:
         self.frame.seqs.append(Seq(body, index, owner, seq.backward if backward is None
@@ -442,6 +571,31 @@ class Machine:
             raise
         finally:
             interp.backward, interp.frame_backward, interp.invcheck = saved
+
+
+#: The statements whose lists may run against their frame's direction, as the
+#: interpreter names them in an error's note.
+_ORIENTED = {ast.Routine: "`@routine`", ast.UnRoutine: "`~@routine`",
+             ast.Block: "`~begin … end`"}
+
+
+def _checkpoint(env: dict) -> tuple:
+    """The variables of `env` and a copy of their values (arrays and stacks copied)."""
+    return dict(env), {name: value.copy() if isinstance(value, (np.ndarray, Stack)) else value
+                       for name, value in env.items()}
+
+
+def _restore(env: dict, checkpoint: tuple) -> None:
+    """Put `env` back as `_checkpoint` found it, arrays and stacks in place (other
+    frames hold the same objects)."""
+    objects, copies = checkpoint
+    env.clear()
+    for name, value in objects.items():
+        if isinstance(value, np.ndarray):
+            value[...] = copies[name]
+        elif isinstance(value, Stack):
+            value.items[:] = copies[name].items
+        env[name] = value
 
 
 def routine_partners(body: tuple) -> dict[int, ast.Routine]:

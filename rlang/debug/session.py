@@ -30,7 +30,7 @@ from ..interp.comparisons import values_equal
 from ..interp.interpreter import Interpreter
 from ..span import source_line
 from ..values import UNBOUNDED_INTEGERS, Stack, format_value
-from .machine import Machine
+from .machine import Machine, is_simple
 
 #: Going back at the start, or forward at the end, says so and stays.
 START, END = "start", "end"
@@ -93,6 +93,7 @@ class Session:
         self._numbers = 0
         self.error: RlangError | None = None
         self._interrupted = False
+        self._interruption = _Interruption(self)
 
     def interrupt(self) -> None:
         """Ask the running motion to stop at the next statement (Ctrl-C)."""
@@ -125,10 +126,10 @@ class Session:
 
     # --------------------------------------------------------------- motions
     def step(self) -> Stop:
-        return self._move(forward=True, until=lambda: True)
+        return self._move(forward=True, until=lambda: True, whole=False)
 
     def back(self) -> Stop:
-        return self._move(forward=False, until=lambda: True)
+        return self._move(forward=False, until=lambda: True, whole=False)
 
     def next(self) -> Stop:
         depth = self.machine.depth
@@ -150,11 +151,12 @@ class Session:
     def reverse_cont(self) -> Stop:
         return self._move(forward=False, until=lambda: False)
 
-    def _move(self, forward: bool, until) -> Stop:
+    def _move(self, forward: bool, until, whole: bool = True) -> Stop:
         """Step the machine in one direction until `until()` holds, a breakpoint or a
         watch stops it, an error happens, or the program's end (start) is reached."""
         with self.dialect():
-            return self._moving(forward, until)
+            return self._moving(forward, until, whole and not self.breakpoints
+                                and not self.watches)
 
     @contextmanager
     def dialect(self):
@@ -171,7 +173,9 @@ class Session:
         finally:
             UNBOUNDED_INTEGERS.reset(token)
 
-    def _moving(self, forward: bool, until) -> Stop:
+    def _moving(self, forward: bool, until, whole: bool) -> Stop:
+        """The motion; with `whole`, compound statements forward run whole on the
+        interpreter (Note [Motions at the interpreter's speed])."""
         machine = self.machine
         if forward and machine.finished:
             return Stop(END, messages=[self._finished_message()])
@@ -181,10 +185,22 @@ class Session:
         self._interrupted = False
         while True:
             try:
-                if forward:
+                if forward and whole and runs_whole(machine.statement):
+                    machine.run_whole(self._interruption)
+                elif forward:
                     machine.step()
+                elif whole and runs_whole(machine.previous):
+                    try:
+                        machine.undo_whole(self._interruption)
+                    except Interrupted:
+                        raise
+                    except RlangError:      # the store is back: step to the failure
+                        whole = False
+                        continue
                 elif not machine.back():
                     return Stop(START, messages=["at the start of the program"])
+            except Interrupted:
+                return Stop("interrupted", messages=["interrupted"])
             except RlangError as error:
                 if self.interp.unit.dialect == "janus":
                     error = janus_wording(error)
@@ -345,6 +361,55 @@ class Session:
         file, line = self.line()
         text = source_line(file, line) or ""
         return f"{file}:{line}: {text.strip()}"
+
+
+# Note [Motions at the interpreter's speed]
+# Stepping one statement at a time costs the machine's bookkeeping on every statement
+# (about half the interpreter's speed).  A motion that cannot stop inside a compound
+# statement (`next`, `continue`, `finish` while no breakpoint or watch is set) runs
+# it whole on the interpreter instead (Machine.run_whole), at the interpreter's speed.
+# If it fails inside, the error's trail puts the machine where it failed, as for a
+# post-mortem.  Ctrl-C and DAP's pause still work: the statement runs with a budget
+# (the sandbox's hook in every loop pass and call) that raises `Interrupted` once
+# the session is interrupted, and the trail puts the machine where that happened.
+# Going backward, `reverse-next` and `reverse-continue` undo a compound statement whole
+# (Machine.undo_whole), running its inverse on the interpreter.  An error in the
+# middle of an inverted statement has no position in the forward source, so the
+# frame's store is copied first (one copy, dropped once the statement is undone: no
+# log builds up), put back on an error, and the statement is then undone step by
+# step to stand where it fails; an interruption puts the store back and stops
+# before the statement.  `step` and `back` always enter.
+
+
+class Interrupted(RlangError):
+    """A statement run whole was interrupted (Session.interrupt)."""
+
+
+class _Interruption:
+    """The budget a statement run whole gets: its loops and calls check whether the
+    session was interrupted; no limits."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def tick(self, span) -> None:
+        if self.session._interrupted:
+            raise Interrupted("interrupted", span)
+
+    def enter(self, depth: int, span) -> None:
+        self.tick(span)
+
+    def reserve(self, *_) -> None:
+        pass
+
+    release = check = reserve
+
+
+def runs_whole(stmt) -> bool:
+    """Whether a motion that cannot stop inside `stmt` may run it whole: a compound
+    statement or a call (a `@routine` marker is stepped: it belongs to its list)."""
+    return stmt is not None and not is_simple(stmt) and \
+        not isinstance(stmt, (ast.Routine, ast.UnRoutine))
 
 
 def _has_statement(unit, file: str, line: int) -> bool:

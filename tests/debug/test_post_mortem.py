@@ -204,3 +204,23 @@ def test_rlang_debug_post_mortem_in_an_except_block_and_after(monkeypatch, capsy
     with pytest.raises(ValueError, match="needs an RlangError"):
         monkeypatch.setattr("sys.last_value", KeyError("x"), raising=False)
         rlang.debug.post_mortem()
+
+
+@pytest.mark.parametrize("name,source,line,text", FAILURES, ids=[f[0] for f in FAILURES])
+def test_continue_at_full_speed_fails_where_stepping_fails(name, source, line, text):
+    """`continue` runs compound statements whole on the interpreter (Note [Motions at
+    the interpreter's speed]); failing inside one, it stands where stepping one
+    statement at a time stands at the failure, with the same store."""
+    from rlang.debug.session import Session
+    unit = loads_unit(source, "fail.rev")
+    check(unit)
+    with contextlib.redirect_stdout(io.StringIO()):
+        fast, slow = Session.start(unit), Session.start(unit)
+        assert fast.cont().reason == "error"
+        while (stop := slow.step()).reason != "error":
+            pass
+        assert fast.location() == slow.location() == f"fail.rev:{line}: {text}"
+        assert _store(fast) == _store(slow)
+        assert fast.where() == slow.where()
+        assert fast.error.render() == slow.error.render()
+        assert fast.reverse_cont().reason == "start" and _store(fast) == [()]

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from pathlib import Path
 
 import pytest
 
 from rlang.debug.machine import Machine
+from rlang.frontend import ast
 from rlang.frontend.check import check
 from rlang.frontend.loader import load_unit, loads_unit
 from rlang.interp.interpreter import Interpreter
@@ -184,3 +186,50 @@ def _check_against_interpreter(unit):
             backward += stop_of(machine)
     assert forward == reference.seen
     assert backward[::-1] == reference.seen
+
+
+def test_reverse_continue_puts_the_store_back_when_a_whole_undo_fails(monkeypatch):
+    """`reverse-continue` undoes a compound statement whole; when that fails part way
+    (here: made to fail after it has undone everything), the frame's store is put
+    back from its one copy and the statement is undone step by step instead."""
+    from rlang.debug.session import Session
+    from rlang.errors import RlangRuntimeError
+    unit = loads_unit(CONSTRUCTS, "constructs.rev")
+    check(unit)
+    with contextlib.redirect_stdout(io.StringIO()):
+        session = Session.start(unit)
+        start = _state(session.machine)
+        assert session.cont().reason == "end"
+        end = _state(session.machine)
+        real, failed = Interpreter.execute, []
+
+        def failing(interp, stmt, env, *flags):
+            real(interp, stmt, env, *flags)
+            if isinstance(stmt, ast.For) and not failed:
+                failed.append(stmt)
+                raise RlangRuntimeError("made to fail", stmt.span)
+        monkeypatch.setattr(Interpreter, "execute", failing)
+        assert session.reverse_cont().reason == "start"
+        assert failed and _state(session.machine) == start
+        monkeypatch.setattr(Interpreter, "execute", real)
+        assert session.cont().reason == "end" and _state(session.machine) == end
+
+
+def test_an_interrupted_whole_undo_stops_before_the_statement():
+    """Ctrl-C (or DAP's pause) during `reverse-continue` over a long loop undone whole:
+    the loop's store is put back and the session stops after the loop, nothing lost."""
+    from rlang.debug.session import Session
+    unit = loads_unit("function main()\n    n ← 0\n    for i = 1:1000000\n        n += i\n"
+                      "    end\nend\n", "long.rev")
+    check(unit)
+    session = Session.start(unit)
+    assert session.cont().reason == "end"
+    end = _state(session.machine)
+    timer = threading.Timer(0.05, session.interrupt)    # the undo takes about a second
+    timer.start()
+    stop = session.reverse_cont()
+    timer.join()
+    assert stop.reason == "interrupted"
+    assert _state(session.machine) == end
+    assert session.reverse_cont().reason == "start"
+    assert session.machine.frames[0].env == {}
