@@ -41,6 +41,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..deep import run_deep
 from ..errors import Frame as ErrorFrame, RlangError
 from ..frontend import ast
 from ..frontend.invert import invert_stmt
@@ -361,21 +362,16 @@ class Machine:
         as `next` does; `budget` (an object with the methods of the interpreter's
         Budget) is ticked by its loops and calls.  On an error the machine stands where
         the error happened, read from its trail (Note [Resuming at a failure])."""
-        frame, seq = self.frame, self.frame.seq
-        interp, outer = self.interp, list(self.frames)
-        saved = interp.budget, interp.evaluator.budget
-        interp.budget = interp.evaluator.budget = budget
+        seq = self.frame.seq
         try:
-            interp.execute(seq.body[seq.index], frame.env, seq.backward, frame.backward,
-                           seq.invcheck)
+            self._whole(seq.body[seq.index], seq.backward, budget)
         except RlangError as error:
             # the trail's outermost point is the one-statement list `execute` ran
             self.follow_trail(list(reversed(error.trail))[1:])
             self.show_through()
-            self.add_frames(error, outer)
+            error.frames = []       # the chain as stepping shows it (callers see callees)
+            self.add_frames(error)
             raise
-        finally:
-            interp.budget, interp.evaluator.budget = saved
         self.show_through()
         seq.index += 1
         try:
@@ -391,20 +387,27 @@ class Machine:
         the error raised, the machine standing where it stood (Note [Motions at the
         interpreter's speed], rlang/debug/session.py)."""
         frame, seq = self.frame, self.frame.seq
-        interp = self.interp
         checkpoint = _checkpoint(frame.env)
-        saved = interp.budget, interp.evaluator.budget
-        interp.budget = interp.evaluator.budget = budget
         try:
-            interp.execute(self._inverse(seq.body[seq.index - 1]), frame.env,
-                           not seq.backward, frame.backward, seq.invcheck)
+            self._whole(self._inverse(seq.body[seq.index - 1]), not seq.backward, budget)
         except RlangError:
             _restore(frame.env, checkpoint)
             raise
-        finally:
-            interp.budget, interp.evaluator.budget = saved
         seq.index -= 1
         self.show_through()
+
+    def _whole(self, stmt, backward: bool, budget) -> None:
+        """Run `stmt` on the interpreter in the innermost frame: on a deep stack (it may
+        recurse as deep as the call depth limit allows, counted from this frame), its
+        loops and calls ticking `budget`."""
+        interp, frame, seq = self.interp, self.frame, self.frame.seq
+        saved = interp.budget, interp.evaluator.budget, interp.depth
+        interp.budget = interp.evaluator.budget = budget
+        interp.depth = len(self.frames)
+        try:
+            run_deep(interp.execute, stmt, frame.env, backward, frame.backward, seq.invcheck)
+        finally:
+            interp.budget, interp.evaluator.budget, interp.depth = saved
 
     def follow_trail(self, points) -> None:
         """Extend the position by an error's trail, read outermost first: a frame per
@@ -475,12 +478,12 @@ class Machine:
                 if ref is not None and not isinstance(value, (np.ndarray, Stack)):
                     ref.set(value)
 
-    def add_frames(self, error: RlangError, frames=None) -> None:
-        """Give `error` the call chain of the machine's frames (of `frames`, the
-        outermost ones, when given), innermost first, and the note the interpreter
-        gives a statement running against its frame's direction."""
+    def add_frames(self, error: RlangError) -> None:
+        """Give `error` the call chain of the machine's frames, innermost first, and
+        the note the interpreter gives a statement running against its frame's
+        direction."""
         self._note_direction(error)
-        for frame in reversed(self.frames if frames is None else frames):
+        for frame in reversed(self.frames):
             error.add_frame(ErrorFrame(frame.function.name, frame.call_site, frame.backward,
                                        format_env(frame.env)))
 

@@ -11,6 +11,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -451,6 +452,7 @@ def test_pause_stops_a_motion_that_would_run_forever(client):
     assert client.stopped()["reason"] == "entry"
     client.ok("continue", threadId=1)
     assert client.ok("threads")["threads"] == [{"id": 1, "name": "rev"}]   # while running
+    time.sleep(0.3)                 # let the loop make a few passes
     client.ok("pause", threadId=1)
     assert client.stopped()["reason"] == "pause"
     name, line = client.top()

@@ -93,6 +93,16 @@ function main()
     end
 end
 """, 6, '@safe assert(t < 3, "t too large")'),
+    ("a call past the depth limit", """
+function down(n)
+    n -= 1
+    down(n)
+end
+function main()
+    n ← 5
+    down(n)
+end
+""", 4, "down(n)"),
     ("pop from an empty stack", """
 function main()
     s ← stack(i64)
