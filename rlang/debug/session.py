@@ -14,7 +14,6 @@ start), `finish` (until the current function returns).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,13 +22,12 @@ from ..arguments import parse_argument
 from ..errors import RlangError
 from ..frontend import ast
 from ..frontend.analysis import walk_stmts
-from ..frontend.janus.wording import janus_wording
 from ..frontend.parser import parse_expression
 from ..interp import ops
 from ..interp.comparisons import values_equal
 from ..interp.interpreter import Interpreter
 from ..span import source_line
-from ..values import UNBOUNDED_INTEGERS, Stack, format_value
+from ..values import Stack, format_value
 from .machine import Machine, is_simple
 
 #: Going back at the start, or forward at the end, says so and stays.
@@ -154,24 +152,9 @@ class Session:
     def _move(self, forward: bool, until, whole: bool = True) -> Stop:
         """Step the machine in one direction until `until()` holds, a breakpoint or a
         watch stops it, an error happens, or the program's end (start) is reached."""
-        with self.dialect():
+        with self.interp.dialect():
             return self._moving(forward, until, whole and not self.breakpoints
                                 and not self.watches)
-
-    @contextmanager
-    def dialect(self):
-        """The integers of the program's dialect (a Janus program's are unbounded,
-        Note [Janus integers]), and its errors in its own words."""
-        unit = self.interp.unit
-        token = UNBOUNDED_INTEGERS.set(unit.integers == "unbounded")
-        try:
-            yield
-        except RlangError as error:
-            if unit.dialect == "janus":
-                raise janus_wording(error)
-            raise
-        finally:
-            UNBOUNDED_INTEGERS.reset(token)
 
     def _moving(self, forward: bool, until, whole: bool) -> Stop:
         """The motion; with `whole`, compound statements forward run whole on the
@@ -202,9 +185,7 @@ class Session:
             except Interrupted:
                 return Stop("interrupted", messages=["interrupted"])
             except RlangError as error:
-                if self.interp.unit.dialect == "janus":
-                    error = janus_wording(error)
-                self.error = error
+                self.error = error = self.interp.worded(error)
                 return Stop("error", error, [error.render()])
             changed = self._changed_watch()
             if changed is not None:
@@ -319,7 +300,7 @@ class Session:
     def evaluate(self, text: str, frame: int = 0):
         """The value of the expression `text` in frame `frame` (0: the innermost)."""
         expr = parse_expression(text.strip(), "<print>")
-        with self.dialect():
+        with self.interp.dialect():
             return self.interp.evaluator.eval(expr, self._frame(frame).env)
 
     def locals(self, frame: int = 0) -> list[tuple[str, object]]:

@@ -21,6 +21,8 @@ and each of those places costs one test of it.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..frontend import ast
@@ -156,18 +158,27 @@ class Interpreter:
     def run_in(self, fn: ast.Function, env: dict, inverse: bool = False) -> None:
         """Run the body of `fn` (or its inverse) on the variables `env`, which it
         updates in place: allocations add to it, deallocations remove from it.  The
-        REPL runs its top-level statements this way, on a copy of its store.  A unit
-        whose integers are "unbounded" (Janus, Note [Janus integers]) runs with
-        UNBOUNDED_INTEGERS on."""
+        REPL runs its top-level statements this way, on a copy of its store."""
+        with self.dialect():
+            self.run_function(fn, env, inverse, call_site=None)
+
+    @contextmanager
+    def dialect(self):
+        """Run in the unit's dialect: a unit whose integers are "unbounded" (Janus,
+        Note [Janus integers]) with UNBOUNDED_INTEGERS on, its errors in its own words
+        (`worded`)."""
         token = UNBOUNDED_INTEGERS.set(self.unit.integers == "unbounded")
         try:
-            self.run_function(fn, env, inverse, call_site=None)
+            yield
         except RlangError as error:
-            if self.unit.dialect == "janus":     # in jana's words (Note [Janus error wording])
-                raise janus_wording(error)
-            raise
+            raise self.worded(error)
         finally:
             UNBOUNDED_INTEGERS.reset(token)
+
+    def worded(self, error: RlangError) -> RlangError:
+        """`error` in the words of the unit's language: jana's for a Janus program
+        (Note [Janus error wording])."""
+        return janus_wording(error) if self.unit.dialect == "janus" else error
 
     # ---------------------------------------------------------------- functions
     def body_of(self, fn: ast.Function, backward: bool) -> tuple:
@@ -401,12 +412,10 @@ class Interpreter:
         """The truth of the condition `expr` (`what` names it in a type error)."""
         return ops.truth(self.evaluator.eval(expr, env), what, expr.span)
 
-    _cond = cond
-
     def taken_branch(self, stmt: ast.If, env) -> int | None:
         """The index of the first branch of `stmt` whose condition holds; None: else."""
         for k, branch in enumerate(stmt.branches):
-            if self._cond(branch.pre, env, "an `if` condition"):
+            if self.cond(branch.pre, env, "an `if` condition"):
                 return k
         return None
 
@@ -425,7 +434,7 @@ class Interpreter:
         """The check after branch `taken` (None: else) of `stmt` ran (LANGUAGE.md §6)."""
         for k, branch in enumerate(stmt.branches):
             post = branch.pre if branch.post is None else branch.post
-            holds = self._cond(post, env, "an `if` postcondition")
+            holds = self.cond(post, env, "an `if` postcondition")
             if k == taken and not holds:
                 what = "condition" if branch.post is None else "postcondition"
                 raise ReversibilityError(
@@ -445,7 +454,7 @@ class Interpreter:
         budget = self.budget
         after_pass = False          # an error past here: the body's end (Note [Resuming…])
         try:
-            while self._cond(stmt.pre, env, "a `while` condition"):
+            while self.cond(stmt.pre, env, "a `while` condition"):
                 if budget is not None:
                     budget.tick(stmt.span)
                 after_pass = False
@@ -460,13 +469,13 @@ class Interpreter:
 
     def check_while_entry(self, stmt: ast.While, env) -> None:
         """A `while` loop's postcondition must be false when the loop starts."""
-        if self._cond(stmt.post, env, "a `while` postcondition"):
+        if self.cond(stmt.post, env, "a `while` postcondition"):
             raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` must be "
                                      "false when the loop starts", stmt.post.span)
 
     def check_while_pass(self, stmt: ast.While, env) -> None:
         """A `while` loop's postcondition must hold after every pass."""
-        if not self._cond(stmt.post, env, "a `while` postcondition"):
+        if not self.cond(stmt.post, env, "a `while` postcondition"):
             raise ReversibilityError(f"`while` postcondition `{format_expr(stmt.post)}` "
                                      "must hold after every iteration", stmt.post.span)
 
@@ -478,7 +487,7 @@ class Interpreter:
         budget = self.budget
         done = stmt.body            # the part that ran last, whose end an error is at
         try:
-            while not self._cond(stmt.stop, env, "an `until` condition"):
+            while not self.cond(stmt.stop, env, "an `until` condition"):
                 if budget is not None:
                     budget.tick(stmt.span)
                 done = None
@@ -496,13 +505,13 @@ class Interpreter:
 
     def check_from_entry(self, stmt: ast.From, env) -> None:
         """A `from` loop's entry condition must hold when the loop starts."""
-        if not self._cond(stmt.start, env, "a `from` condition"):
+        if not self.cond(stmt.start, env, "a `from` condition"):
             raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must hold "
                                      "when the loop starts", stmt.start.span)
 
     def check_from_repeat(self, stmt: ast.From, env) -> None:
         """A `from` loop's entry condition must be false after each `loop` part."""
-        if self._cond(stmt.start, env, "a `from` condition"):
+        if self.cond(stmt.start, env, "a `from` condition"):
             raise ReversibilityError(f"`from` condition `{format_expr(stmt.start)}` must be "
                                      "false after the first iteration", stmt.start.span)
 
