@@ -28,6 +28,7 @@ from .frontend.check import check
 from .deep import run_deep
 from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError, RlangTypeError
 from .interp.interpreter import Interpreter
+from .ad import nested_run  # noqa: F401  (runs derivative statements, docs/nested.md)
 from .interp.limits import Sandbox, as_sandbox
 from .frontend.loader import load_unit, loads_unit
 from .types_rules import BackendUnsupported, CompiledTypeError

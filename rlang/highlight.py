@@ -79,6 +79,11 @@ class RevLexer(RegexLexer):
             (r"@[A-Za-z0-9_]*", Error),
             (rf"(function)([ \t]+)({_IDENT})", bygroups(Keyword.Declaration, Whitespace,
                                                        Name.Function)),
+            # the derivative statement's words (`grad f(…) wrt x into t`): a mode
+            # followed by the function's name, `wrt` and `into` before a name
+            (rf"(f?grad)([ \t]+)({_IDENT})(?=[ \t]*\()", bygroups(Keyword, Whitespace,
+                                                               Name.Function)),
+            (rf"(wrt|into)(?=[ \t]+[{_LETTER}])", Keyword),
             (words(_DECLARATIONS, suffix=_WORD_END), Keyword.Declaration),
             (words(("include",), suffix=_WORD_END), Keyword.Namespace),
             (words(("true", "false"), suffix=_WORD_END), Keyword.Constant),

@@ -91,8 +91,12 @@ class Stack:
 
             raise RlangTypeError(f"a stack holds {', '.join(STACK_ELEMENTS)}; got {elem!r}")
         self.elem = elem
-        self.items = [x if _SCALAR_NAMES.get(type(x)) == elem or not _is_number(x)
-                      else _stack_item(x, elem) for x in items]
+        items = list(items)
+        if all(_SCALAR_NAMES.get(kind) == elem for kind in set(map(type, items))):
+            self.items = items          # every item already of the element type
+        else:
+            self.items = [x if _SCALAR_NAMES.get(type(x)) == elem or not _is_number(x)
+                          else _stack_item(x, elem) for x in items]
 
     def __iter__(self):
         return iter(self.items)

@@ -33,7 +33,7 @@
 
 (defconst rev-keywords
   '("function" "end" "if" "elseif" "else" "while" "from" "do" "loop" "until" "for"
-    "begin" "const" "include")
+    "begin" "const" "include" "wrt" "into")
   "Keywords of rev, other than the booleans.")
 
 (defconst rev-booleans '("true" "false")

@@ -35,11 +35,13 @@ with them every restored input, are still computed in the interpreter's order.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..ir import nodes as ir
 from ..ir.guards import when_nonzero
 from ..primitives import INSTRUCTION_TABLE, UPDATE_TABLE
 from .ir_numbers import IRNumber
+from .nested_ir import hvp_body
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
 
@@ -67,6 +69,14 @@ class AdjointFunction(ShadowFunction):
 
     def accumulates(self, k: int) -> bool:
         return k not in self.fn.written      # a read-only view's gradient is added to
+
+    def derivative_body(self) -> tuple:
+        """A derivative function's adjoint: a Hessian-vector product (nested_ir.py)."""
+        return tuple(hvp_body(self))
+
+    def derived_derivative(self):
+        d = self.fn.derivative
+        return None if d is None else replace(d, hvp=True)
 
     # ------------------------------------------------------------ chain rule
     def backprop(self, node, seed, values: dict, guarded: bool = True) -> list:

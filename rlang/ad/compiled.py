@@ -13,6 +13,7 @@ an f64 array per float array, None for integers and bools.  `compiled_hessian` i
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -305,12 +306,14 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
     return np.array(columns, dtype=np.float64).T.reshape(n, n)
 
 
-def compiled_hvp(functions, name: str, args: list, vector: list, loss,
-                 inverse: bool) -> tuple:
-    """`rlang.hvp` on a compiled backend: one forward-over-reverse run whose tangent
-    is `vector` (one entry per argument, None for those without a tangent)."""
+def compiled_gradient_and_hvp(functions, name: str, args: list, vector: list, loss,
+                              inverse: bool) -> tuple:
+    """`drivers.gradient_and_hvp` on a compiled backend: (the loss's gradient, its
+    tangent along `vector`), from one forward-over-reverse run (`vector`: one entry
+    per argument, None for those without a tangent)."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
-    return tuple(run.column(run.tangents_along(vector)))
+    gradient, moved = run.loss_seeded_run(run.tangents_along(vector))
+    return tuple(gradient), tuple(moved)
 
 
 def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vector: list,
@@ -361,17 +364,24 @@ class _ForwardOverReverse:
                                  "(copy them to the host with copy_to_host())")
         self.values = values = functions.bind(name, args)
         self.types = types = tuple(type_of_value(v) for v in values)
-        # stacks are not inputs (their items carry no tangent in, as the interpreter's
-        # plain items do not) but carry shadow stacks through both runs
-        self.inputs = [(p, i) for p, v in enumerate(values)
-                       if shadow_type(types[p]) is not None and not isinstance(v, Stack)
-                       for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
         self.forward = functions.native(name, types, inverse, derivative="tan")
         self.forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
         if backward:
             self.backward = functions.native(name, types, inverse, derivative="tan_grad")
             self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
                 symbol_of(name, types, not inverse)))
+
+    @functools.cached_property
+    def inputs(self) -> list:
+        """(position, index or None) of every float scalar input, in argument order:
+        `rlang.hessian`'s columns.  Listed on first use only, since a product
+        (`hvp`, `jvp`) needs no list of the elements."""
+        values, types = self.values, self.types
+        # stacks are not inputs (their items carry no tangent in, as the interpreter's
+        # plain items do not) but carry shadow stacks through both runs
+        return [(p, i) for p, v in enumerate(values)
+                if shadow_type(types[p]) is not None and not isinstance(v, Stack)
+                for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
 
     def zero_tangents(self) -> list:
         return [_zero_gradient(v, t) for v, t in zip(self.values, self.types)]
@@ -399,10 +409,15 @@ class _ForwardOverReverse:
 
     def column(self, tangents: list) -> list:
         """The tangents of the loss's gradient along `tangents` (a Hessian column)."""
+        return self.loss_seeded_run(tangents)[1]
+
+    def loss_seeded_run(self, tangents: list) -> tuple:
+        """(the loss's gradient, its tangents along `tangents`): `seeded_run` seeded
+        with 1 at the loss."""
         def seed(outputs, gradients):
             _set(gradients, *loss_location(self.fn, outputs, self.view))
 
-        return self.seeded_run(tangents, seed)[1]
+        return self.seeded_run(tangents, seed)
 
     def seeded_run(self, tangents: list, seed) -> tuple:
         """(gradients, their tangents along `tangents`), each a list with one entry

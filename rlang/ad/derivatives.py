@@ -19,11 +19,14 @@ themselves.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ..ir import nodes as ir
 from .adjoint_ir import AdjointFunction
 from .lanes import laned
+from .nested_ir import expansion
+from ..errors import RlangTypeError
 from .shadow import derive_module
 from .tangent_ir import TangentFunction
 
@@ -81,3 +84,46 @@ def with_gradient_passes(module: ir.Module) -> tuple[ir.Module, frozenset]:
     shared: set = set()
     module.functions.update(derive_module(plain, recording(AdjointFunction, shared)).functions)
     return module, frozenset(shared)
+
+
+def complete(module: ir.Module) -> ir.Module:
+    """`module` with the bodies of its derivative functions and the derived functions
+    they call (see the module docstring); the same module, updated in place."""
+    for symbol, fn in list(module.functions.items()):
+        if fn.derivative is not None and not fn.body and not fn.derivative.hvp:
+            module.functions[symbol] = replace(fn, body=tuple(expansion(fn)))
+    pending = [fn for fn in module.functions.values()]
+    while pending:
+        fn = pending.pop()
+        for callee in _callees(fn.body):
+            if callee not in module.functions:
+                found = _derived(module, callee)
+                module.functions[callee] = found
+                pending.append(found)
+    return module
+
+
+def _callees(body) -> list:
+    from ..ir.walk import walk
+
+    return [stmt.callee for stmt in walk(body) if isinstance(stmt, ir.Call)]
+
+
+def _derived(module: ir.Module, symbol: str) -> ir.Function:
+    """The function `symbol`: from the library, or derived from one there."""
+    fn = module.library.get(symbol) or module.functions.get(symbol)
+    if fn is None:
+        for transform in (AdjointFunction, TangentFunction):
+            prefix = f"rev_{transform.kind}_"
+            if symbol.startswith(prefix):
+                inner = _derived(module, "rev_" + symbol[len(prefix):])
+                if inner.derivative is not None and not inner.body:
+                    inner = replace(inner, body=tuple(expansion(inner)))
+                derivation = transform(inner)
+                derivation.sites = module.sites
+                fn = derivation.function()
+                break
+        else:
+            raise RlangTypeError(f"internal: no function `{symbol}` to derive from")
+        module.library[symbol] = fn
+    return fn if fn.helper or fn.derivative is not None else replace(fn, helper=True)

@@ -65,15 +65,21 @@ def called_with(function, args, driver: str) -> list:
 # in its last bit).  So the drivers keep a copy of every array and stack the caller
 # passed and write it back when they are done, also when the run ends in an error:
 # the caller's data is theirs, bit for bit.  The copy costs one pass over the inputs,
-# small beside a forward and a backward run; read-only arrays are never written and
-# are not copied.
+# small beside a forward and a backward run; read-only arrays, and the arrays of
+# parameters the function never writes, are never written and are not copied (for a
+# large input only read, the copy cost more than the gradient: lse, n = 160 000).
 
 @contextmanager
-def callers_arrays_kept(args):
+def callers_arrays_kept(args, function=None):
     """Within the block, the arrays (NumPy, FixedArray, ULogArray) and stacks among
     `args` may change; on leaving it, by return or by error, they are as they were,
-    bit for bit (Note [The caller's arrays])."""
-    arrays = [(a, a.copy()) for a in args if isinstance(a, np.ndarray) and a.flags.writeable]
+    bit for bit (Note [The caller's arrays]).  With `function` (an `api.Function`
+    whose arguments `args` are), only the arrays of the parameters it writes are
+    kept: the others are never written."""
+    written = range(len(args)) if function is None else \
+        function.module.interpreter.written.get(function.name, ())
+    arrays = [(a, a.copy()) for k, a in enumerate(args)
+              if k in written and isinstance(a, np.ndarray) and a.flags.writeable]
     stacks = [(s, list(s.items)) for s in args if isinstance(s, Stack)]
     try:
         yield
@@ -89,7 +95,7 @@ def gradient(function, args, loss) -> tuple:
     every argument of `function` (an `api.Function`); the caller's arrays are left
     as they were, bit for bit."""
     args = called_with(function, args, "gradient")
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         return _gradient(function, args, loss)
 
 
@@ -100,7 +106,7 @@ def value_and_gradient(function, args, loss) -> tuple:
     args = called_with(function, args, "value_and_grad")
     view = resolve_loss(function.module.unit.functions[function.name], loss)
     seen = []
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         gradients = _gradient(function, args, loss,
                               lambda outputs: seen.append(_view_value(function, outputs,
                                                                       view)))
@@ -112,7 +118,7 @@ def loss_value(function, args, loss):
     gradient run); the caller's arrays are left as they were."""
     args = called_with(function, args, "value")
     view = resolve_loss(function.module.unit.functions[function.name], loss)
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         return _view_value(function, list(function(*args)), view)
 
 
@@ -351,7 +357,7 @@ def hessian(function, args, loss, argnums=None) -> np.ndarray:
     args = called_with(function, args, "hessian")
     chosen = None if argnums is None else set(argnum_positions(
         argnums, len(args), function.name, "hessian"))
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         return _hessian(function, args, loss, chosen)
 
 
@@ -408,23 +414,32 @@ def hvp(function, args, vector, loss) -> tuple:
     argument, shaped like it; None or 0 for those without a tangent), as a tuple
     shaped like the arguments (None for integers, bools and stacks): one forward-over-
     reverse run.  The caller's arguments are left as they were, bit for bit."""
-    args = called_with(function, args, "hvp")
-    vector = _directions(function, args, vector)
-    with callers_arrays_kept(args):
+    return gradient_and_hvp(function, args, vector, loss, "hvp")[1]
+
+
+def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple:
+    """`(gradient, hvp)`: the gradient of the final value of `loss` and the Hessian
+    times `vector`, each shaped like the arguments (None for integers, bools and
+    stacks), from one forward-over-reverse run: `rlang.jvp` of `rlang.grad`
+    (Note [Transforms of transforms], rlang/transforms.py).  The caller's arguments
+    are left as they were, bit for bit."""
+    args = called_with(function, args, driver)
+    vector = _directions(function, args, vector, driver)
+    with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
-            from .compiled import compiled_hvp
+            from .compiled import compiled_gradient_and_hvp
 
-            result = module.compiled_or_none(compiled_hvp, function.name, list(args), vector,
-                                             loss, function.inverse)
+            result = module.compiled_or_none(compiled_gradient_and_hvp, function.name,
+                                             list(args), vector, loss, function.inverse)
             if result is not None:
                 return result
         fn = module.unit.functions[function.name]
         final, engine = _dual_run(function, args, _loss_seed(fn, resolve_loss(fn, loss)),
                                   _along(vector))
-        inputs = {position for position, _ in _flat_float_inputs(args)}
-        return tuple(_hvp_entry(engine, final[k], args[k]) if k in inputs else None
-                     for k in range(len(args)))
+        inputs = _float_positions(args)
+        return tuple(tuple(entry(engine, final[k], args[k]) if k in inputs else None
+                           for k in range(len(args))) for entry in (_pulled_entry, _hvp_entry))
 
 
 def vjp_tangent(function, args, cotangents, vector) -> tuple:
@@ -444,7 +459,7 @@ def vjp_tangent(function, args, cotangents, vector) -> tuple:
                                  f"{'ulog' if isinstance(arg, (ULog, ULogArray)) else 'complex'}")
     seeds = _cotangents(function, args, cotangents)
     vector = _directions(function, args, vector, "vjp_tangent")
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
             from .compiled import compiled_vjp_tangent
@@ -460,7 +475,7 @@ def vjp_tangent(function, args, cotangents, vector) -> tuple:
                     values[k] = _seeded(engine, values[k], cotangent)
 
         final, engine = _dual_run(function, args, seed, _along(vector))
-        inputs = {position for position, _ in _flat_float_inputs(args)}
+        inputs = _float_positions(args)
         return tuple(tuple(entry(engine, final[k], args[k]) if k in inputs else None
                            for k in range(len(args))) for entry in (_pulled_entry, _hvp_entry))
 
@@ -469,10 +484,16 @@ def jvp(function, args, tangents) -> tuple:
     """(outputs, output tangents) of `function` at `args` in the direction `tangents`
     (shaped as for `hvp`), by forward mode: one run on dual numbers.  The outputs are
     new values: the caller's arrays are left as they were.  An output without a
-    tangent (integers, bools, stacks) has None."""
+    tangent (integers, bools, stacks) has None.  `function` may also be made by
+    `rlang.grad` or `rlang.value_and_grad`: forward over reverse
+    (Note [Transforms of transforms], rlang/transforms.py)."""
+    if hasattr(function, "rlang_transform"):
+        from ..transforms import jvp_of_transform
+
+        return jvp_of_transform(function, args, tangents)
     args = called_with(function, args, "jvp")
     tangents = _directions(function, args, tangents, "jvp")
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
             from .compiled import compiled_jvp
@@ -502,7 +523,7 @@ def vjp(function, *args) -> tuple:
     respect to each argument (None for integers, bools and stacks), by one gradient
     run from the outputs.  `vjp_fn` may be called any number of times."""
     args = called_with(function, args, "vjp")
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         outputs = [_copied(v) for v in function(*args)]
 
     def vjp_fn(cotangents):
@@ -626,7 +647,7 @@ def _directions(function, args: list, vector, driver: str = "hvp") -> list:
     if len(vector) != len(args):
         raise RlangTypeError(f"rlang.{driver}: the vector has {len(vector)} entries; "
                              f"`{function.name}` takes {len(args)} arguments")
-    floats = {position for position, _ in _flat_float_inputs(args)}
+    floats = _float_positions(args)
     out = []
     for k, (direction, arg) in enumerate(zip(vector, args)):
         if direction is None or k not in floats:
@@ -653,9 +674,9 @@ def hessian_diag(function, args, loss) -> tuple:
     arguments (None for those without a tangent).  It is read off `hessian`'s
     matrix: one forward-over-reverse run per float input, as `hessian` makes."""
     args = called_with(function, args, "hessian_diag")
-    with callers_arrays_kept(args):
+    with callers_arrays_kept(args, function):
         diagonal = iter(np.diag(_hessian(function, args, loss)).tolist())
-    inputs = {position for position, _ in _flat_float_inputs(args)}
+    inputs = _float_positions(args)
     out = []
     for k, arg in enumerate(args):
         if k not in inputs:
@@ -665,6 +686,23 @@ def hessian_diag(function, args, loss) -> tuple:
         else:
             out.append(next(diagonal))
     return tuple(out)
+
+
+def _float_positions(args) -> set:
+    """The positions of the arguments that hold at least one float scalar input
+    (those `_flat_float_inputs` lists), found without listing the elements: the
+    drivers that only ask which arguments have tangents stay O(arguments), not
+    O(array elements), per call."""
+    positions = set()
+    for position, value in enumerate(args):
+        if isinstance(value, (list, tuple)):
+            value = np.asarray(value)
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "f" and value.size:
+                positions.add(position)
+        elif isinstance(value, (float, np.floating)):
+            positions.add(position)
+    return positions
 
 
 def _flat_float_inputs(args) -> list:

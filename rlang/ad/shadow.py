@@ -27,10 +27,15 @@ from .symbolic import FLOATS
 
 
 def derive_module(module: ir.Module, transform) -> ir.Module:
-    """The module of `transform(fn, …)` for every function of `module`."""
+    """The module of `transform(fn, …)` for every function of `module` but the
+    helpers of derivative functions, which the derived module gets from its library
+    where it calls them (`complete`, rlang/ad/derivatives.py; docs/nested.md)."""
     entry = transform.symbol(module.entry) if module.entry else ""
-    derived = ir.Module(entry=entry, sites=module.sites)
+    derived = ir.Module(entry=entry, sites=module.sites,
+                        library={**module.library, **module.functions})
     for fn in module.functions.values():
+        if fn.helper:
+            continue
         function = transform(fn)
         function.sites = module.sites
         derived.functions[transform.symbol(fn.symbol)] = function.function()
@@ -92,7 +97,7 @@ class ShadowFunction:
         fn = self.fn
         shadowed = [k for k, v in enumerate(fn.params) if self.shadow(v) is not None]
         shadow_params = tuple(self.shadow(fn.params[k]) for k in shadowed)
-        body = self.body(fn.body)
+        body = self.body(fn.body) if fn.derivative is None else self.derivative_body()
         # a shadow goes back as its parameter does; the shadow of a read-only one
         # (a gradient the caller may pass twice) is accumulated
         n = len(fn.params)
@@ -102,7 +107,17 @@ class ShadowFunction:
         return ir.Function(self.symbol(fn.symbol), fn.name, fn.inverse,
                            fn.params + shadow_params, body, fn.span, fn.results,
                            fn.constants, frozenset(written), frozenset(accumulated - written),
-                           fn.inline)
+                           fn.inline, self.derived_derivative())
+
+    def derivative_body(self) -> tuple:
+        """The body of the derived version of a derivative function (its
+        `ir.DerivativeOf`, rlang/ad/nested_ir.py): by default the transformed body."""
+        return self.body(self.fn.body)
+
+    def derived_derivative(self):
+        """The `derivative` of the derived function: none by default (the derived
+        version of a derivative function is an ordinary function)."""
+        return None
 
     def accumulates(self, k: int) -> bool:
         """Whether the shadow of parameter k is added to when the parameter is only

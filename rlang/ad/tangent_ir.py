@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..ir import nodes as ir
 from ..primitives import INSTRUCTION_TABLE, UPDATE_TABLE
 from .ir_numbers import IR_VOCABULARY, IRDual, IRNumber
+from .nested_ir import expansion, refuse_third
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import FLOATS, as_f64, partials
 from ..errors import RlangTypeError
@@ -84,6 +85,12 @@ class TangentFunction(ShadowFunction):
             raise HessianUnsupported(f"Hessians through {t} values are not supported yet "
                                      "(gradients are)")
         return super().shadow(var)
+
+    def derivative_body(self) -> tuple:
+        """A derivative function's tangent: that of its body (nested_ir.py); of the
+        adjoint of one, refused (a third derivative)."""
+        refuse_third(self.fn)
+        return self.body(self.fn.body or tuple(expansion(self.fn)))
 
     def tangent(self, expr):
         """The tangent of an expression as an f64 expression, or None where it is zero."""

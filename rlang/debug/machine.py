@@ -52,7 +52,7 @@ from ..interp.trail import AfterStatement, BodyPoint, CallPoint, FunctionPoint, 
 from ..values import Stack
 
 #: Statements a step runs whole (a compound statement or a call is entered instead).
-SIMPLE = (ast.Update, ast.Instr, ast.Alloc, ast.Dealloc, ast.Zeros, ast.Safe)
+SIMPLE = (ast.Update, ast.Instr, ast.Alloc, ast.Dealloc, ast.Zeros, ast.Safe, ast.Derivative)
 
 
 def is_simple(stmt) -> bool:

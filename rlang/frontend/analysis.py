@@ -45,6 +45,8 @@ def written_views(stmt, written: dict) -> list:
         case ast.CallStmt(func=func, args=args):
             positions = written.get(func, frozenset())
             return [arg for i, arg in enumerate(args) if i in positions and ast.is_view(arg)]
+        case ast.Derivative(targets=targets):
+            return list(targets)
         case ast.Alloc(name=name) | ast.Dealloc(name=name):
             return [ast.Name(name, span=stmt.span)]
         case ast.Zeros(names=names):

@@ -10,8 +10,8 @@ Expressions
     Unary, Binary, Call (a pure built-in), TypeExpr (a type used as a value: f64, stack{f64})
 Views (what a statement may update) are the expressions Name, Index and Field.
 Statements
-    Update, Instr, Alloc, Dealloc, Zeros, CallStmt, Block, Routine, UnRoutine,
-    If, While, From, For, Annotated, Safe
+    Update, Instr, Alloc, Dealloc, Zeros, CallStmt, Derivative, Block, Routine,
+    UnRoutine, If, While, From, For, Annotated, Safe
 Top level
     Function, Const, Include, Program
 """
@@ -220,6 +220,22 @@ class CallStmt:
 
     func: str
     args: tuple
+    inverse: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """`grad f(args…) wrt p, … into t, …`: add to the views `targets` the gradient of
+    f's first parameter (the loss, after f runs on `args`) with respect to f's
+    parameters `wrt` (names), by reverse mode (`mode` "grad") or forward mode
+    ("fgrad"); `~grad …` (`inverse`) subtracts it.  docs/nested.md."""
+
+    mode: str
+    func: str
+    args: tuple
+    wrt: tuple
+    targets: tuple
     inverse: bool = False
     span: Span = _span()
 

@@ -36,9 +36,11 @@ from dataclasses import dataclass, field
 
 from .. import primitives
 from .ast import (Alloc, Annotated, ArrayLit, Binary, Block, BoolLit, Call, CallStmt, Dealloc,
-                  Field, FloatLit, For, From, Function, If, ImagLit, Index, Instr, IntLit, Name,
-                  Routine, Safe, StrLit, TypeExpr, TypeRef, Unary, UnRoutine, Update, While,
-                  Zeros, is_view, view_root)
+                  Derivative, Field, FloatLit, For, From, Function, If, ImagLit, Index, Instr,
+                  IntLit, Name, Routine, Safe, StrLit, TypeExpr, TypeRef, Unary, UnRoutine, Update,
+                  While, Zeros, is_view, view_root)
+from .views import (children as _children, indices_of as _indices_of, is_whole as _is_whole,
+                    overlaps as _overlaps, read_views as _read_views)
 from .analysis import written_params
 from ..errors import CheckError, CheckErrors
 from .ast import is_number_literal
@@ -59,7 +61,6 @@ _INTEGER_TYPES = ("i64", "i32", "bool")
 #: Operand types that the bitwise operators refuse, as the interpreter's `_bitwise`
 #: does (fixed and ulog take their number systems' own path and words).
 _NOT_BITWISE = ("f64", "f32", "complex")
-_SHAPE_READERS = ("length", "size")       # read only the shape of their first argument
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
 _KIND_TEXT = {"param": "a parameter", "index": "a `for` index", "const": "a constant",
               "constant": "a built-in constant", "ancilla": "an ancilla"}
@@ -251,6 +252,8 @@ def _check_stmt(ctx: _Ctx, stmt) -> None:
             _check_zeros(ctx, stmt)
         case CallStmt():
             _check_call(ctx, stmt)
+        case Derivative():
+            _check_derivative(ctx, stmt)
         case Block(inverse=False):
             _walk_list(ctx, stmt.body)
         case Block(inverse=True):
@@ -391,6 +394,51 @@ def _check_call(ctx: _Ctx, stmt: CallStmt) -> None:
     _check_overlaps(ctx, views, "arguments", f"`{stmt.func}`", "may write")
     _check_written_indices(ctx, [view for view, written in views if written])
     _check_expression_arguments(ctx, stmt, [view for view, written in views if written])
+
+
+def _check_derivative(ctx: _Ctx, stmt: Derivative) -> None:
+    """`grad f(args) wrt p, … into t, …` (docs/nested.md): f exists and takes the
+    arguments, the `wrt` names are distinct parameters of f, one target per name;
+    the arguments are only read (f runs and is undone), the targets are written and
+    are distinct views that no argument reads."""
+    what = f"`{stmt.mode} {stmt.func}`"
+    for arg in stmt.args:
+        _read(ctx, arg)
+    callee = ctx.unit.functions.get(stmt.func)
+    if callee is None:
+        ctx.error(f"{stmt.mode} of undefined function `{stmt.func}`", stmt.span,
+                  _undefined_function_hint(ctx, stmt.func))
+        return
+    params = [p.name for p in callee.params]
+    if len(stmt.args) != len(params):
+        ctx.error(f"`{stmt.func}` takes {_count(len(params), 'argument')} but "
+                  f"{_given(len(stmt.args))}", stmt.span,
+                  f"`{stmt.func}` is defined at {callee.span}")
+    if not params:
+        ctx.error(f"{what} needs a function with a parameter: the first one is the loss",
+                  stmt.span)
+    for k, name in enumerate(stmt.wrt):
+        if name not in params:
+            ctx.error(f"`{name}` is not a parameter of `{stmt.func}`", stmt.span,
+                      f"`{stmt.func}` takes ({', '.join(params)})")
+        elif name in stmt.wrt[:k]:
+            ctx.error(f"`{name}` appears twice after `wrt`", stmt.span)
+    if len(stmt.targets) != len(stmt.wrt):
+        ctx.error(f"{what} names {_count(len(stmt.wrt), 'parameter')} after `wrt` but "
+                  f"{_count(len(stmt.targets), 'target')} after `into`", stmt.span,
+                  "each gradient goes into its own target")
+    for target in stmt.targets:
+        _write(ctx, target, f"{what} adds a gradient to it")
+    _check_overlaps(ctx, [(t, True) for t in stmt.targets], "targets", what, "writes")
+    _check_written_indices(ctx, list(stmt.targets))
+    roots = {view_root(t).id for t in stmt.targets if view_root(t) is not None}
+    for arg in stmt.args:
+        for read in _read_views(arg):
+            root = view_root(read)
+            if root is not None and root.id in roots:
+                ctx.error(f"the argument `{_src(arg)}` reads `{root.id}`, which {what} "
+                          "writes", arg.span, "the gradient must not depend on its target")
+                return
 
 
 def _check_expression_arguments(ctx: _Ctx, stmt: CallStmt, written: list) -> None:
@@ -627,77 +675,6 @@ def _check_builtin_call(ctx: _Ctx, call: Call, alloc_value: bool) -> None:
 
 
 # ------------------------------------------------------------------ views and types
-
-def _children(expr) -> tuple:
-    match expr:
-        case Index():
-            return (expr.base, *expr.indices)
-        case Field():
-            return (expr.base,)
-        case Unary():
-            return (expr.operand,)
-        case Binary():
-            return (expr.left, expr.right)
-        case Call():
-            return expr.args
-        case ArrayLit():
-            return expr.items
-    return ()
-
-
-def _read_views(expr) -> list:
-    """The views an expression reads (its maximal Name/Index/Field nodes, and those in
-    their index expressions), in source order; `length(a)`/`size(a, d)` read only the
-    shape of `a`.  An explicit stack, not nested generators: time linear in the size
-    of the expression, and no Python recursion however deep it is."""
-    views, pending = [], [expr]
-    while pending:
-        node = pending.pop()
-        if is_view(node):
-            views.append(node)
-            inner = _indices_of(node)
-        elif isinstance(node, Call) and node.func in _SHAPE_READERS and node.args:
-            first = node.args[0]
-            inner = (_indices_of(first) if is_view(first) else [first]) + list(node.args[1:])
-        else:
-            inner = _children(node)
-        pending.extend(reversed(inner))
-    return views
-
-
-def _indices_of(view) -> list:
-    """The index expressions of a view, outermost first."""
-    indices = []
-    while isinstance(view, (Index, Field)):
-        if isinstance(view, Index):
-            indices.extend(view.indices)
-        view = view.base
-    return indices
-
-
-def _access_path(view) -> tuple[str, list]:
-    steps = []
-    while isinstance(view, (Index, Field)):
-        steps.append(view.indices if isinstance(view, Index) else view.name)
-        view = view.base
-    return view.id, steps[::-1]
-
-
-def _overlaps(first, second) -> bool:
-    """True when the names alone show that two views share memory: same root, and one
-    access path is a prefix of the other (identical index expressions, same fields).
-    Different index expressions are a question for run time, so they give False."""
-    root1, path1 = _access_path(first)
-    root2, path2 = _access_path(second)
-    return root1 == root2 and all(a == b for a, b in zip(path1, path2))
-
-
-def _is_whole(view) -> bool:
-    """True for a variable or a field of one: a view that no index selects a part of."""
-    while isinstance(view, Field):
-        view = view.base
-    return isinstance(view, Name)
-
 
 def _infer(expr, env: dict) -> TypeRef | None:
     """The type of an expression where it is plain to see, else None."""

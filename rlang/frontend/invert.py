@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ast
-from ..errors import InternalError
+from ..errors import InternalError, RlangError
 from ..primitives import INSTRUCTION_TABLE
 
 
@@ -40,7 +40,7 @@ def invert_stmt(stmt):
             return ast.Alloc(name, value, span=stmt.span)
         case ast.Zeros(inverse=inverse):
             return replace(stmt, inverse=not inverse)
-        case ast.CallStmt(inverse=inverse):
+        case ast.CallStmt(inverse=inverse) | ast.Derivative(inverse=inverse):
             return replace(stmt, inverse=not inverse)
         case ast.Block(body=body):
             # `~begin B end` undoes B, so its inverse `~begin ~B end` runs B again;
@@ -227,6 +227,13 @@ def _restore_stmt(stmt, replaced: set):
     match stmt:
         case ast.CallStmt(func=func, inverse=inverse) if func in replaced:
             return replace(stmt, inverse=not inverse)
+        case ast.Derivative(func=func) if func in replaced:
+            # `grad f` differentiates f itself, which the inverted program no longer
+            # has under its name
+            raise RlangError(f"the program cannot be inverted as a whole: `{stmt.mode} "
+                             f"{func}` differentiates `{func}`, whose name would stand for "
+                             f"its inverse; invert one function (`rlang invert FILE NAME`)",
+                             stmt.span)
         case ast.Block(body=body) | ast.Routine(body=body) | ast.While(body=body) \
                 | ast.For(body=body):
             return replace(stmt, body=_restore_body(body, replaced))

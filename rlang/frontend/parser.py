@@ -52,6 +52,9 @@ _BLOCK_OPENERS = {"function", "if", "while", "for", "begin"}
 #: that a misplaced keyword is reported as itself.
 KEYWORDS = ("function", "end", "if", "elseif", "else", "while", "from", "do", "loop",
             "until", "for", "begin", "const", "include", "true", "false")
+#: Words of the derivative statement (`grad f(…) wrt x into t`, docs/nested.md): words
+#: only there, names everywhere else (the lexer is contextual), so not reserved.
+CONTEXTUAL_KEYWORDS = ("grad", "fgrad", "wrt", "into")
 
 _TERMINAL_WORDS = {
     "NAME": "a name", "INT": "a number", "HEX": "a number", "FLOAT": "a number",
@@ -404,6 +407,16 @@ class _ToAst(Transformer):
         if name in INSTRUCTION_TABLE:
             return ast.Instr(INSTRUCTION_TABLE[name].inverse, args, span=self._span(meta))
         return ast.CallStmt(name, args, inverse=True, span=self._span(meta))
+
+    def derivative(self, meta, children, inverse: bool = False):
+        mode, name, args, *rest = children
+        wrt = tuple(str(t) for t in rest if isinstance(t, Token))
+        targets = tuple(t for t in rest if not isinstance(t, Token))
+        return ast.Derivative(str(mode), str(name), args or (), wrt, targets,
+                              inverse=inverse, span=self._span(meta))
+
+    def inv_derivative(self, meta, children):
+        return self.derivative(meta, children, inverse=True)
 
     def block(self, meta, children):
         return ast.Block(children[0], span=self._span(meta))

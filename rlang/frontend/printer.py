@@ -265,6 +265,11 @@ def _stmt_parts(stmt, head: str, pad: str, level: int) -> list:
     if isinstance(stmt, ast.CallStmt):
         tilde = "~" if stmt.inverse else ""
         return [f"{head}{tilde}{stmt.func}({_args(stmt.args)})"]
+    if isinstance(stmt, ast.Derivative):
+        tilde = "~" if stmt.inverse else ""
+        targets = ", ".join(format_expr(t) for t in stmt.targets)
+        return [f"{head}{tilde}{stmt.mode} {stmt.func}({_args(stmt.args)}) "
+                f"wrt {', '.join(stmt.wrt)} into {targets}"]
     if isinstance(stmt, ast.Safe):
         return [f"{head}@safe {stmt.func}({_args(stmt.args)})"]
     if isinstance(stmt, ast.UnRoutine):

@@ -49,6 +49,12 @@ from ..values import (UNBOUNDED_INTEGERS, Stack, a_type, argument_type, conform,
 MAX_DEPTH = 10_000
 
 
+#: The runner of derivative statements (`grad f(…) wrt … into …`), set by
+#: rlang/ad/nested_run.py when it is imported: they run the gradient interpreter,
+#: which lies in a layer above this one (docs/architecture.md, "Layers").
+DERIVATIVE_RUNNERS: dict = {}
+
+
 class _FrameState:
     """A running function: its variables, and what an error report needs."""
 
@@ -83,7 +89,7 @@ class Interpreter:
             ast.Dealloc: self._dealloc, ast.Zeros: self._zeros, ast.CallStmt: self._call_stmt,
             ast.Block: self._block, ast.If: self._if, ast.While: self._while,
             ast.From: self._from, ast.For: self._for, ast.Annotated: self._annotated,
-            ast.Safe: self._safe,
+            ast.Safe: self._safe, ast.Derivative: self._derivative,
         }
 
     def _eval_consts(self) -> dict:
@@ -521,6 +527,13 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
     def _call_stmt(self, stmt: ast.CallStmt, env):
         execute_call(self, stmt, env)
+
+    def _derivative(self, stmt: ast.Derivative, env):
+        run = DERIVATIVE_RUNNERS.get("run")
+        if run is None:
+            raise RlangRuntimeError(f"`{stmt.mode}` statements need rlang.ad.nested_run "
+                                    "(import rlang.api)", stmt.span)
+        run(self, stmt, env)
 
 
 def _is_fresh(expr) -> bool:

@@ -589,6 +589,30 @@ class Function:
     written: frozenset = frozenset()
     accumulated: frozenset = frozenset()
     inline: bool = False    # `@inline function`: inlined at its call sites (LANGUAGE.md §4)
+    # A derivative function (`grad f(…) wrt … into …`, docs/nested.md): lowered with an
+    # empty body that rlang/ad/nested_ir.py fills in; None for other functions.
+    derivative: "DerivativeOf | None" = None
+    # A derivative of another function that a derivative function calls, supplied on
+    # demand by rlang/ad/nested_ir.py: never derived again as a whole module is.
+    helper: bool = False
+
+
+@dataclass(frozen=True)
+class DerivativeOf:
+    """What a derivative function computes: its targets (the parameters after the
+    arguments) += sign · ∂L/∂(argument k) for k in `wrt`, L the final value of the
+    first parameter of the specialisation `forward` run on the arguments (`inverse`:
+    the symbol of its inverse), by reverse mode (`mode` "grad") or forward mode
+    ("fgrad").  `site`: the call site of the statement.  `hvp`: the function is the
+    adjoint of one (rlang/ad/nested_ir.py), not to be differentiated again."""
+
+    mode: str
+    sign: float
+    forward: str
+    inverse: str
+    wrt: tuple
+    site: int
+    hvp: bool = False
 
 
 @dataclass(frozen=True)
@@ -612,6 +636,9 @@ class Module:
     entry: str
     functions: dict = field(default_factory=dict)      # symbol → Function
     sites: list = field(default_factory=list)
+    # The functions a derived module was derived from (symbol → Function), from
+    # which rlang/ad/nested_ir.py derives what its derivative functions call.
+    library: dict = field(default_factory=dict)
 
     def add_site(self, site: Site) -> int:
         self.sites.append(site)

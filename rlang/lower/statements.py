@@ -523,7 +523,29 @@ class _FunctionLowering(UpdateLowering):
     def _callstmt(self, stmt: ast.CallStmt) -> list:
         from ..frontend.analysis import written_params
 
-        callee = self.lowering.unit.functions[stmt.func]
+        before, args, after, types = self.call_arguments(stmt.func, stmt.args)
+        symbol = self.lowering.specialise(stmt.func, tuple(types), stmt.inverse)
+        written = written_params(self.lowering.unit.functions).get(stmt.func, frozenset())
+        alias = None
+        if self.checks and any(i in written for i in range(len(args))):
+            alias = self.site("call_alias", stmt.span, (
+                stmt.func, tuple(sorted(written)),
+                tuple(p.name for p in self.lowering.unit.functions[stmt.func].params),
+                tuple(_text(a) for a in stmt.args)))
+        call = ir.Call(symbol, tuple(args), self.call_site(
+            stmt.span, (stmt.func, stmt.inverse)), alias)
+        return before + [call] + after
+
+    def _derivative(self, stmt: ast.Derivative) -> list:
+        from .derivatives import lower_derivative
+
+        return lower_derivative(self, stmt)
+
+    def call_arguments(self, func: str, arguments: tuple) -> tuple:
+        """(statements before, places, statements after, types) of the arguments of
+        a call of `func`: views as places, other expressions in temporaries."""
+        callee = self.lowering.unit.functions[func]
+        stmt = ast.CallStmt(func, arguments)
         before, args, after, types = [], [], [], []
         for k, arg in enumerate(stmt.args):
             root = ast.view_root(arg)
@@ -549,16 +571,7 @@ class _FunctionLowering(UpdateLowering):
             types.append(value.type)
             after.append(ir.Dealloc(temp, value, self.site(
                 "argument", arg.span, (stmt.func, k, callee.params[k].name, value.type))))
-        symbol = self.lowering.specialise(stmt.func, tuple(types), stmt.inverse)
-        written = written_params(self.lowering.unit.functions).get(stmt.func, frozenset())
-        alias = None
-        if self.checks and any(i in written for i in range(len(args))):
-            alias = self.site("call_alias", stmt.span, (
-                stmt.func, tuple(sorted(written)), tuple(p.name for p in callee.params),
-                tuple(_text(a) for a in stmt.args)))
-        call = ir.Call(symbol, tuple(args), self.call_site(
-            stmt.span, (stmt.func, stmt.inverse)), alias)
-        return before + [call] + after
+        return before, args, after, types
 
     # ----------------------------------------------------------------- views
     def place(self, view):
@@ -662,13 +675,14 @@ def _declared_type(param: ast.Param):
 LOWERINGS: dict[type, str] = {
     ast.Update: "_update", ast.Instr: "_instr", ast.Alloc: "_alloc",
     ast.Dealloc: "_dealloc", ast.Zeros: "_zeros", ast.CallStmt: "_callstmt",
+    ast.Derivative: "_derivative",
     ast.Block: "_block", ast.If: "_if", ast.While: "_while", ast.From: "_from",
     ast.For: "_for", ast.Annotated: "_annotated", ast.Safe: "_safe",
 }
 
 #: Statements that evaluate their expressions once, before they act: temporaries
 #: can be made around them (`hoist`).
-_HOISTING = (ast.Update, ast.Alloc, ast.Dealloc, ast.Instr, ast.CallStmt)
+_HOISTING = (ast.Update, ast.Alloc, ast.Dealloc, ast.Instr, ast.CallStmt, ast.Derivative)
 
 _ZERO = {"bool": False, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0}
 

@@ -26,6 +26,7 @@ SCOPES = {
     "keyword.control.import": ("revInclude", "font-lock-keyword-face"),
     "storage.type.function": ("revKeyword", "font-lock-keyword-face"),
     "storage.modifier.const": ("revKeyword", "font-lock-keyword-face"),
+    "keyword.other.derivative": ("revKeyword", "font-lock-keyword-face"),
     "storage.modifier.annotation": ("revAnnotation", "font-lock-preprocessor-face"),
     "invalid.illegal.annotation": ("revAnnotationError", "font-lock-warning-face"),
     "storage.type.primitive": ("revType", "font-lock-type-face"),

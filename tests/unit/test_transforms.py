@@ -291,3 +291,47 @@ def test_hessian_and_jacobian_take_argnums(backend):
         rlang.hessian(m.energy, args, loss="e!", argnums=4)
     with pytest.raises(rlang.RlangTypeError, match="`inputs` or `argnums`, not both"):
         rlang.jacobian(m.energy, args, inputs="x", argnums=1)
+
+
+# rlang.jvp of rlang.grad / rlang.value_and_grad: forward over reverse
+# (Note [Transforms of transforms], rlang/transforms.py)
+
+def test_jvp_of_grad_is_the_gradient_and_the_hessian_times_the_tangents(m):
+    x = np.array([1.0, -2.0, 0.5])
+    v = np.array([0.5, 1.0, -3.0])
+    gradient, moved = rlang.jvp(rlang.grad(m.f, "y!"), (0.0, 1.5, x), (None, 2.0, v))
+    assert gradient[1] == pytest.approx(np.sum(x * x))
+    np.testing.assert_allclose(gradient[2], 2 * 1.5 * x)
+    # H = [[0, 2x], [2x, 2a I]]: row a is 2x·v, rows x are 2x·2 + 2a v
+    assert moved[1] == pytest.approx(2 * x @ v)
+    np.testing.assert_allclose(moved[2], 2 * x * 2.0 + 2 * 1.5 * v)
+    hvp = rlang.hvp(m.f, (0.0, 1.5, x), (None, 2.0, v), loss="y!")
+    np.testing.assert_allclose(moved[2], hvp[2])
+    assert moved[1] == hvp[1]
+
+
+def test_jvp_of_grad_keeps_argnums_and_the_callers_arrays(m):
+    x = np.array([1.0, -2.0, 0.5])
+    before = x.copy()
+    gradient, moved = rlang.jvp(rlang.grad(m.f, "y!", argnums=2), (0.0, 1.5, x),
+                                (None, None, np.ones(3)))
+    np.testing.assert_allclose(gradient, 3 * x)
+    np.testing.assert_allclose(moved, 3 * np.ones(3))
+    assert np.array_equal(x, before)
+
+
+def test_jvp_of_value_and_grad_moves_the_value_by_the_gradient(m):
+    x = np.array([1.0, 2.0])
+    (value, gradient), (slope, moved) = rlang.jvp(
+        rlang.value_and_grad(m.f, "y!", argnums=1), (0.0, 2.0, x), (None, 0.5, x))
+    assert value == pytest.approx(2.0 * 5.0)
+    assert gradient == pytest.approx(5.0)
+    assert slope == pytest.approx(0.5 * 5.0 + 2.0 * 2 * x @ x)
+    assert moved == pytest.approx(2 * x @ x)
+
+
+def test_jvp_of_a_transform_refuses_bad_arguments(m):
+    with pytest.raises(rlang.RlangTypeError, match="list or a tuple"):
+        rlang.jvp(rlang.grad(m.f, "y!"), 3.0, (None, 1.0, None))
+    with pytest.raises(rlang.RlangTypeError, match="entries"):
+        rlang.jvp(rlang.grad(m.f, "y!"), (0.0, 1.0, np.ones(2)), (None, 1.0))

@@ -14,7 +14,7 @@ syn iskeyword @,48-57,_,192-255
 let s:conditionals = ['if', 'elseif', 'else']
 let s:loops = ['while', 'from', 'do', 'loop', 'until', 'for']
 let s:functions = ['function']
-let s:keywords = ['begin', 'end', 'const']
+let s:keywords = ['begin', 'end', 'const', 'wrt', 'into']
 let s:includes = ['include']
 let s:booleans = ['true', 'false']
 let s:annotations = ['@routine', '@invcheckoff', '@inbounds', '@safe', '@zeros',

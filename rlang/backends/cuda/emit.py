@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...ir import nodes as ir
+from ...ad.derivatives import complete
 from ...ir.passes import run_passes
 from ...primitives import UPDATE_TABLE
 from .instructions import write_instr
@@ -85,7 +86,7 @@ def write_program(module: ir.Module, shadows: frozenset = frozenset(),
     GPU also gets its device function (for `rlang compile --emit ptx`)."""
     from ...ir.call_graph import depth_counted_symbols, recursive_symbols
 
-    module = run_passes(module)         # rlang/ir/passes.py
+    module = run_passes(complete(module))   # ad/derivatives.py, then ir/passes.py
     program = Program("")
     recursive = recursive_symbols(module)
     counted = depth_counted_symbols(module)     # (before the outlined loops: not frames)

@@ -17,6 +17,7 @@ import numpy as np
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
+from ...ad.derivatives import complete
 from ...ir.passes import run_passes
 from ...primitives import UPDATE_TABLE
 from .. import abi
@@ -62,7 +63,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     `shared`: the shadows of gradients (rlang/ad/derivatives.py), which `@parallel for`
     blocks may sum privately.  The result's `threaded_loops` lists what Python needs
     to run the planned parallel loops (Note [Parallel loops on threads], rlang/ir/blocks.py)."""
-    module = run_passes(module)         # rlang/ir/passes.py
+    module = run_passes(complete(module))   # ad/derivatives.py, then ir/passes.py
     out = ll.Module(name=name)
     recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
     distinct = distinct_gradients(module)

@@ -1,0 +1,25 @@
+"""hello: ``square`` runs ``square!`` forward, ``double`` is rlang's gradient of it."""
+
+from __future__ import annotations
+
+import rlang
+
+from ..common import Prepared, UnknownFunction
+from ._load import program
+
+
+def prepare(function: str, input) -> Prepared:
+    m = program("hello")
+    x = float(input)
+    if function == "square":
+        def run():
+            return m["square!"](0.0, x)[0]
+    elif function == "double":
+        gradient = rlang.grad(m["square!"], "y!", argnums=1)
+
+        def run():
+            return gradient(0.0, x)
+    else:
+        raise UnknownFunction("hello", function)
+    run()  # compile before timing
+    return Prepared(run, float)

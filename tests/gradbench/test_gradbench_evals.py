@@ -1,0 +1,39 @@
+"""Every eval's rlang output equals the JAX and PyTorch baselines' within 1e-10
+(GradBench's measure, suite/compare.py), on the small size of each eval's
+generator; and every function GradBench asks for exists in the rlang tool."""
+
+import pytest
+
+from tests.gradbench import suite_path  # noqa: F401
+from suite import EVALS, inputs_module, tool_module  # noqa: E402
+from suite.common import measure  # noqa: E402
+from suite.compare import mismatches  # noqa: E402
+
+CASES = [(name, function) for name, functions in EVALS.items() for function in functions]
+TOLERANCE = 1e-10
+
+
+def _output(tool: str, name: str, function: str, data):
+    module = tool_module(tool, name)
+    if module is None:
+        return None
+    output, timings = measure(module.prepare(function, data), 2, 0)
+    assert len(timings) == 2
+    return output
+
+
+@pytest.mark.parametrize("name,function", CASES, ids=[f"{n}-{f}" for n, f in CASES])
+def test_rlang_agrees_with_the_baselines(name, function):
+    generator = inputs_module(name)
+    data = generator.generate(seed=1, **generator.SIZES["small"])
+    ours = _output("rlang", name, function, data)
+    assert ours is not None, f"rlang has no {name} module"
+    compared = 0
+    for baseline in ("jax", "pytorch"):
+        theirs = _output(baseline, name, function, data)
+        if theirs is None:
+            continue
+        compared += 1
+        found = mismatches(theirs, ours, TOLERANCE)
+        assert not found, f"{name}.{function} against {baseline}:\n" + "\n".join(found[:10])
+    assert compared, f"no baseline implements {name}"
