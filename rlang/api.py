@@ -27,8 +27,7 @@ import os
 from .frontend.check import check
 from .deep import run_deep
 from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError, RlangTypeError
-from .interp.interpreter import Interpreter
-from .ad import nested_run  # noqa: F401  (runs derivative statements, docs/nested.md)
+from .interp.interpreter import DERIVATIVE_RUNNERS, Interpreter
 from .interp.limits import Sandbox, as_sandbox
 from .frontend.loader import load_unit, loads_unit
 from .types_rules import BackendUnsupported, CompiledTypeError
@@ -37,6 +36,18 @@ from .types_rules import BackendUnsupported, CompiledTypeError
 BACKENDS = ("interp", "llvm", "cuda")
 #: What `load`/`loads` accept: a backend, or "auto" (llvm where it can run, else interp).
 API_BACKENDS = BACKENDS + ("auto",)
+
+
+def _run_derivative(interp, stmt, env) -> None:
+    """Run a derivative statement (`grad f(…) wrt … into …`, docs/nested.md) by
+    rlang/ad/nested_run.py, imported on the first one: `import rlang` does not load
+    the AD machinery."""
+    from .ad.nested_run import execute_derivative
+
+    execute_derivative(interp, stmt, env)
+
+
+DERIVATIVE_RUNNERS.setdefault("run", _run_derivative)
 
 
 def default_backend() -> str:

@@ -11,23 +11,8 @@ bools, as `rlang.gradient`); an int, that argument's alone; a tuple of ints, a t
 of those, in that order.  Negative positions count from the end, as Python's do;
 they are checked when the transform is made against `f`'s parameters.
 
-Note [Transforms of transforms]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-`rlang.jvp(rlang.grad(f, loss), args, tangents)` is forward over reverse: the
-gradient and its derivative along `tangents` (the Hessian times `tangents`), from
-one run of f's tangent code and one of the tangent code of its gradient pass, as
-`rlang.hvp` makes them; it returns both, as `jax.jvp(jax.grad(f))` does, so a
-Newton step needs one run, not a gradient run and an `hvp` run.  For
-`value_and_grad` the value's tangent is ⟨gradient, tangents⟩ (the chain rule), the
-value from one more forward run.  Other compositions are not transforms of
-Python functions: rlang has no tracer, so `rlang.grad(rlang.grad(f))` or
-`rlang.jvp(rlang.jvp(f))` would have to differentiate Python.  Nested derivatives
-of any order pair are written in rev instead, where the outer transform sees
-the inner one (docs/nested.md).
 """
 from __future__ import annotations
-
-import numpy as np
 
 from .errors import RlangTypeError
 
@@ -83,27 +68,3 @@ def _picker(f, argnums, transform: str):
         return lambda gradients: gradients[chosen[0]]
     return lambda gradients: tuple(gradients[k] for k in chosen)
 
-
-def jvp_of_transform(g, args, tangents) -> tuple:
-    """`rlang.jvp` of `g`, a function made by `grad` or `value_and_grad`:
-    `(outputs, output tangents)` of `g` at `args` (a tuple of `f`'s positional
-    arguments) along `tangents` (one per argument, as `rlang.hvp`'s vector), from
-    one forward-over-reverse run (Note [Transforms of transforms])."""
-    from .ad.drivers import gradient_and_hvp, loss_value
-
-    kind, f, loss, pick = g.rlang_transform
-    if kind not in ("grad", "value_and_grad"):
-        raise RlangTypeError(f"rlang.jvp takes a function of a loaded program or one "
-                             f"made by rlang.grad or rlang.value_and_grad, not {kind}")
-    try:
-        args = tuple(args)
-    except TypeError:
-        raise RlangTypeError(f"rlang.jvp takes the arguments as a list or a tuple, got "
-                             f"{type(args).__name__}") from None
-    gradient, moved = gradient_and_hvp(f, args, tangents, loss)
-    if kind == "grad":
-        return pick(gradient), pick(moved)
-    value = loss_value(f, args, loss)
-    slope = sum(float(np.sum(np.asarray(d) * np.asarray(t))) for d, t in
-                zip(gradient, tangents) if d is not None and t is not None)
-    return (value, pick(gradient)), (slope, pick(moved))

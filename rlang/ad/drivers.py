@@ -421,7 +421,7 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple
     """`(gradient, hvp)`: the gradient of the final value of `loss` and the Hessian
     times `vector`, each shaped like the arguments (None for integers, bools and
     stacks), from one forward-over-reverse run: `rlang.jvp` of `rlang.grad`
-    (Note [Transforms of transforms], rlang/transforms.py).  The caller's arguments
+    (Note [Transforms of transforms]).  The caller's arguments
     are left as they were, bit for bit."""
     args = called_with(function, args, driver)
     vector = _directions(function, args, vector, driver)
@@ -486,11 +486,9 @@ def jvp(function, args, tangents) -> tuple:
     new values: the caller's arrays are left as they were.  An output without a
     tangent (integers, bools, stacks) has None.  `function` may also be made by
     `rlang.grad` or `rlang.value_and_grad`: forward over reverse
-    (Note [Transforms of transforms], rlang/transforms.py)."""
+    (Note [Transforms of transforms])."""
     if hasattr(function, "rlang_transform"):
-        from ..transforms import jvp_of_transform
-
-        return jvp_of_transform(function, args, tangents)
+        return _jvp_of_transform(function, args, tangents)
     args = called_with(function, args, "jvp")
     tangents = _directions(function, args, tangents, "jvp")
     with callers_arrays_kept(args, function):
@@ -507,6 +505,44 @@ def jvp(function, args, tangents) -> tuple:
         outputs = run_deep(forward.call, function.name,
                            _dual_arguments(args, _along(tangents)), function.inverse)
     return tuple(_primal(v) for v in outputs), tuple(_tangent_of(v) for v in outputs)
+
+
+# Note [Transforms of transforms]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# `rlang.jvp(rlang.grad(f, loss), args, tangents)` is forward over reverse: the
+# gradient and its derivative along `tangents` (the Hessian times `tangents`), from
+# one run of f's tangent code and one of the tangent code of its gradient pass, as
+# `rlang.hvp` makes them; it returns both, as `jax.jvp(jax.grad(f))` does, so a
+# Newton step needs one run, not a gradient run and an `hvp` run.  For
+# `value_and_grad` the value's tangent is ⟨gradient, tangents⟩ (the chain rule), the
+# value from one more forward run.  Other compositions are not transforms of
+# Python functions: rlang has no tracer, so `rlang.grad(rlang.grad(f))` or
+# `rlang.jvp(rlang.jvp(f))` would have to differentiate Python.  Nested derivatives
+# of any order pair are written in rev instead, where the outer transform sees
+# the inner one (docs/nested.md).
+
+
+def _jvp_of_transform(g, args, tangents) -> tuple:
+    """`rlang.jvp` of `g`, a function made by `grad` or `value_and_grad`:
+    `(outputs, output tangents)` of `g` at `args` (a tuple of `f`'s positional
+    arguments) along `tangents` (one per argument, as `rlang.hvp`'s vector), from
+    one forward-over-reverse run (Note [Transforms of transforms])."""
+    kind, f, loss, pick = g.rlang_transform
+    if kind not in ("grad", "value_and_grad"):
+        raise RlangTypeError(f"rlang.jvp takes a function of a loaded program or one "
+                             f"made by rlang.grad or rlang.value_and_grad, not {kind}")
+    try:
+        args = tuple(args)
+    except TypeError:
+        raise RlangTypeError(f"rlang.jvp takes the arguments as a list or a tuple, got "
+                             f"{type(args).__name__}") from None
+    gradient, moved = gradient_and_hvp(f, args, tangents, loss)
+    if kind == "grad":
+        return pick(gradient), pick(moved)
+    value = loss_value(f, args, loss)
+    slope = sum(float(np.sum(np.asarray(d) * np.asarray(t))) for d, t in
+                zip(gradient, tangents) if d is not None and t is not None)
+    return (value, pick(gradient)), (slope, pick(moved))
 
 
 def _along(directions: list):
