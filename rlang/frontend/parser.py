@@ -62,7 +62,7 @@ _TERMINAL_WORDS = {
     "UPDATE_OP": "an update operator (+= -= *= /= ^=)", "SWAP_OP": "'<=>'",
     "ALLOC_OP": "'←'", "DEALLOC_OP": "'→'", "CMP_OP": "a comparison", "MUL_OP": "'*' or '/'",
     "XOR_OP": "'^'", "SHIFT_OP": "'<<' or '>>'", "DIMS": "':'", "$END": "the end of the input",
-    "INLINE": "'@inline'",
+    "INLINE": "'@inline'", "DERIVATIVE_MODE": "'grad' or 'fgrad'",
 }
 
 
@@ -202,6 +202,8 @@ def _token_span(file: str, token: Token) -> Span:
 def _describe_expected(names) -> str:
     parser = _parser("program")
     words = []
+    if "NAME" in names:     # `grad`/`fgrad` are names to a reader, where a name may stand
+        names = [name for name in names if name != "DERIVATIVE_MODE"]
     # Statement ends and `end` first: they are what a reader most often forgot.
     for name in sorted(names, key=lambda n: (0 if n in ("_SEP", "END") else 2 if n == "$END"
                                              else 1, n)):
