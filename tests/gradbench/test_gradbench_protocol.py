@@ -53,7 +53,7 @@ def test_a_scripted_session_is_answered_message_by_message():
     assert responses[3] == {"id": 3}
     assert responses[4]["output"] == 6.0
     bad = responses[5]
-    assert bad["success"] is False and "could not convert" in bad["error"]
+    assert bad["success"] is False and "must be a finite number" in bad["error"]
     assert "Traceback" not in bad["error"]
     assert responses[6]["success"] is False and "cube" in responses[6]["error"]
     assert responses[7]["success"] is False and "no-such-eval" in responses[7]["error"]
@@ -118,4 +118,46 @@ def test_the_tool_script_writes_only_protocol_lines_on_standard_output():
     responses = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["id"] for r in responses] == [0, 1, 2, 3, 4]
     assert responses[2]["output"] == 3.0
-    assert responses[3]["success"] is False and "TypeError" in responses[3]["error"]
+    assert responses[3]["success"] is False and "InvalidInput" in responses[3]["error"]
+
+
+def _shortened(data):
+    """`data` with its first array field one entry short (None if it has none)."""
+    for key, value in data.items():
+        if isinstance(value, list) and len(value) > 1:
+            return data | {key: value[:-1]}, key
+    return None, None
+
+
+def test_inputs_that_disagree_with_their_evals_shapes_are_refused_before_any_tool():
+    # Note [Inputs are checked before compiled code]: a shortened array would make
+    # @inbounds code read and write outside it
+    from suite import inputs_module
+
+    session = Session()
+    refused = set()
+    for name in EVALS:
+        generator = inputs_module(name)
+        data = generator.generate(seed=1, **generator.SIZES["small"])
+        if not isinstance(data, dict):
+            continue
+        bad, key = _shortened(data)
+        if bad is None:
+            continue
+        response = session.respond({"id": 0, "kind": "evaluate", "module": name,
+                                    "function": EVALS[name][-1], "input": bad})
+        if response["success"]:     # its sizes are its arrays' (ode's x, lse's x)
+            continue
+        assert response["error"].startswith("InvalidInput:") and repr(key) in response["error"]
+        refused.add(name)
+    assert {"gmm", "ba", "ht", "lstm", "det", "saddle"} <= refused
+    missing = session.respond({"id": 1, "kind": "evaluate", "module": "gmm",
+                               "function": "objective", "input": {"d": 2}})
+    assert missing["error"] == "InvalidInput: the input has no field 'k'"
+
+
+def test_a_particle_path_that_never_lands_is_an_error_not_a_hang():
+    response = Session().respond({"id": 0, "kind": "evaluate", "module": "particle",
+                                  "function": "ff", "input": {"w": -1.0}})
+    assert response["success"] is False
+    assert "did not reach the x axis" in response["error"]

@@ -11,7 +11,9 @@ answers every message, one line each, with the same ``id``:
 - anything else (``analysis``, ``end``, kinds added later): ``{id}``.
 
 An evaluation that fails (a bad input, an error in rlang) is a ``success: false``
-response naming the error; the session goes on.  A line that is not a JSON object
+response naming the error; the session goes on.  Every input is checked against
+its eval's shapes first (``shapes.py``), so no tool's compiled code sees one that
+disagrees with them.  A line that is not a JSON object
 is answered with ``{id: null, success: false, error}``.  Analyses are kept
 (`Session.analyses`) so that a caller can report validity.
 """
@@ -24,6 +26,7 @@ from typing import Any, IO
 
 from . import EVALS, tool_module
 from .common import UnknownFunction, measure
+from .shapes import check
 
 
 def _error_text(error: BaseException) -> str:
@@ -80,6 +83,7 @@ class Session:
             implementation = tool_module(self.tool, module) if isinstance(module, str) else None
             if implementation is None:
                 raise UnknownFunction(str(module), str(function))
+            check(module, data)     # Note [Inputs are checked before compiled code]
             runs = data.get("min_runs", 1) if isinstance(data, dict) else 1
             seconds = data.get("min_seconds", 0) if isinstance(data, dict) else 0
             start = time.perf_counter_ns()
