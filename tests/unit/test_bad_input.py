@@ -178,7 +178,6 @@ def test_no_thread_for_the_deep_stack_is_a_clear_error(monkeypatch):
         raise RuntimeError("can't start new thread")
 
     m = rlang.loads("function f(x)\n    x += 1.0\nend\n", backend="interp")
-    monkeypatch.setattr(deep, "_idle", [])      # no worker kept from earlier calls
     monkeypatch.setattr(threading.Thread, "start", refuse)
     with pytest.raises(rlang.RlangRuntimeError, match="could not start its worker thread"):
         deep.run_deep(m.interpreter.call, "f", [1.0], False)
