@@ -291,6 +291,11 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
     (tangent e_k) gives the outputs and their tangents, and the tangent transform of
     the gradient pass gives column k in the gradients' tangents.  The caller's
     arguments are not touched."""
+    from .hessian_lanes import laned_hessian      # W columns a pass (Note [Hessians in lanes])
+
+    found = laned_hessian(functions, name, args, loss, inverse, chosen)
+    if found is not None:
+        return found
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hessian")
     inputs = [i for i in run.inputs if chosen is None or i[0] in chosen]
     if not inputs:      # no column to run: the call and the loss still have to be right,

@@ -9,7 +9,10 @@ returns `(module, shared)`:
   compiled Hessian;
 - "tan_grad": the tangent transform of the gradient pass, its backward half;
 - "grad<W>" (W ≥ 2, e.g. "grad4"): the gradient pass carrying W cotangents at once
-  (lanes.py, Note [Gradient lanes]); `lanes.NotLaned` where it cannot.
+  (lanes.py, Note [Gradient lanes]); `lanes.NotLaned` where it cannot;
+- "tan<W>" and "tan_grad<W>": "tan" and "tan_grad" carrying W tangents at once, the
+  values (and, in "tan_grad", the gradients) computed once: W Hessian columns per
+  pass (Note [Hessians in lanes], ad/hessian_lanes.py).
 
 `shared` names the shadow variables the transforms created for the gradients: the
 cuda backend updates those atomically (Note [Atomic gradients],
@@ -37,38 +40,62 @@ DERIVATIVES = ("grad", "tan", "tan_grad")
 def derivative_ir(lowered: Callable[[bool], ir.Module],
                   derivative: str) -> tuple[ir.Module, frozenset]:
     """(IR module, shadows of gradients) of `derivative` (see the module docstring)."""
-    lanes = lane_count(derivative)
-    if lanes:
-        module, shared = derivative_ir(lowered, "grad")
-        return laned(module, shared, lanes)
-    if derivative not in DERIVATIVES:
+    base, lanes = split_lanes(derivative)
+    if base not in DERIVATIVES:
         raise ValueError(f"no derivative {derivative!r}; there are {DERIVATIVES}")
+    module, shared, tangents = _unlaned(lowered, base)
+    if not lanes:
+        return module, shared
+    if base == "grad":
+        return laned(module, shared, lanes)
+    module, laned_tangents = laned(module, tangents, lanes)
+    return module, shared | laned_tangents if shared else shared
+
+
+def _unlaned(lowered, derivative: str) -> tuple:
+    """(module, shadows of gradients, shadows of tangents) of "grad", "tan" or
+    "tan_grad"."""
     if derivative == "tan":
-        return derive_module(lowered(False), TangentFunction), frozenset()
+        tangents: set = set()
+        return derive_module(lowered(False), recording(TangentFunction, tangents)), \
+            frozenset(), frozenset(tangents)
     gradients: set = set()
     module = derive_module(lowered(True), recording(AdjointFunction, gradients))
-    if derivative == "tan_grad":
-        tangents: set = set()
-        module = derive_module(module, recording(TangentFunction, tangents, gradients))
-        gradients |= tangents
-    return module, frozenset(gradients)
+    if derivative == "grad":
+        return module, frozenset(gradients), frozenset()
+    tangents, of_gradients = set(), set()
+    module = derive_module(module, recording(TangentFunction, tangents, None, of_gradients,
+                                             gradients))
+    return module, frozenset(gradients | of_gradients), frozenset(tangents)
+
+
+def split_lanes(derivative: str) -> tuple:
+    """(the derivative without lanes, W) of "grad<W>", "tan<W>" or "tan_grad<W>"
+    (W ≥ 2); (derivative, 0) for any other."""
+    base = derivative.rstrip("0123456789")
+    count = derivative[len(base):]
+    if base in DERIVATIVES and count and int(count) >= 2:
+        return base, int(count)
+    return derivative, 0
 
 
 def lane_count(derivative: str) -> int:
-    """W of a laned gradient pass "grad<W>" (0 for any other derivative)."""
-    count = derivative[len("grad"):]
-    return int(count) if derivative.startswith("grad") and count.isdigit() and \
-        int(count) >= 2 else 0
+    """W of a laned derivative (0 for one without lanes)."""
+    return split_lanes(derivative)[1]
 
 
-def recording(transform, found: set, of: set | None = None):
+def recording(transform, found: set, of: set | None = None, found_of: set | None = None,
+              of_these: set | None = None):
     """`transform` noting the shadows it creates in `found` (only those of the
-    variables in `of`, when given)."""
+    variables in `of`, when given), and those of the variables in `of_these` in
+    `found_of` too (when given)."""
 
     class Recording(transform):
         def function(self):
             out = super().function()
             found.update(s for v, s in self.shadows.items() if of is None or v in of)
+            if found_of is not None:
+                found_of.update(s for v, s in self.shadows.items() if v in of_these)
             return out
 
     return Recording

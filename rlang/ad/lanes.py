@@ -33,11 +33,14 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass, replace
 
 from ..ir import nodes as ir
+from ..types_rules import BackendUnsupported
+from ..ir.guards import flattened_seed_branch
 from ..ir.walk import defined_vars, expr_vars, nested_bodies, stmt_exprs, stmt_places, walk
 
 
-class NotLaned(Exception):
-    """The pass computes a value from a gradient: it cannot carry lanes."""
+class NotLaned(BackendUnsupported):
+    """The pass computes a value from a gradient: it cannot carry lanes.  (A
+    backend refusal: the backend keeps it and does not derive the pass again.)"""
 
 
 def laned_symbol(symbol: str, lanes: int) -> str:
@@ -109,6 +112,9 @@ class _Laning:
         if nested_bodies(stmt):
             if not self._reads_lanes(stmt_exprs(stmt)):
                 return [self._rebuilt(stmt)]
+            flat = flattened_seed_branch(stmt)      # Note [Seed branches in lanes]
+            if flat is not None:
+                return list(self._body(tuple(self._value_guards(s) for s in flat)))
             inner = set().union(*(defined_vars(b) for b in nested_bodies(stmt)))
             for var in inner | _loop_var(stmt):
                 self._lane(var)     # temporaries of its own in each lane's copy
@@ -125,6 +131,31 @@ class _Laning:
                 [i for p in stmt_places(stmt) for i in getattr(p, "indices", ())]):
             raise NotLaned(f"`{self.fn.name}` computes a value from a gradient")
         return [stmt]
+
+    def _value_guards(self, stmt):
+        """A statement of a flattened seed branch that computes a value (reads no
+        lane but in its guards), with the guards on lanes taken out (those on values
+        kept); other statements (those of tangents) as they are."""
+        reads = self._reads_lanes
+        if any(p.var in self.copies or p.var in self.shared
+               for p in _written_places(stmt)):
+            return stmt
+
+        def strip(node):
+            if isinstance(node, ir.Guarded):
+                kept = tuple(g for g in node.guards if not reads([g]))
+                value = strip(node.value)
+                return replace(node, guards=kept, value=value) if kept else value
+            if is_dataclass(node) and not isinstance(node, type) and \
+                    not isinstance(node, ir.Var):
+                changes = {f.name: strip(getattr(node, f.name)) for f in fields(node)}
+                return replace(node, **changes)
+            if isinstance(node, tuple):
+                return tuple(strip(x) for x in node)
+            return node
+
+        stripped = strip(stmt)
+        return stmt if reads(stmt_exprs(stripped)) else stripped
 
     def _rebuilt(self, stmt):
         """A branch or loop whose control reads no gradient: its bodies laned."""
@@ -153,6 +184,8 @@ class _Laning:
         return False
 
     def _call(self, stmt: ir.Call) -> ir.Call:
+        if stmt.callee not in self.lane_params:     # derived later (a library's)
+            raise NotLaned(f"`{self.fn.name}` calls `{stmt.callee}`, which has no lanes")
         laned_positions = self.lane_params[stmt.callee]
         args = []
         for k, arg in enumerate(stmt.args):

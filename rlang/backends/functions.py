@@ -93,6 +93,11 @@ class CompiledFunctions:
         module docstring); nothing here."""
         return contextlib.nullcontext()
 
+    def prepared(self, native, symbol: str, values: list):
+        """One call packed for `run_groups` (backends/llvm/groups.py); None: this
+        backend runs a laned Hessian's groups from Python."""
+        return None
+
     def prepare_gradients(self, arrays: list) -> None:
         """The host gradient buffers of a pass about to run (see the module
         docstring); nothing here."""

@@ -128,6 +128,12 @@ def _gathers(e) -> bool:
     return any(_gathers(x) for x in ir.operands(e))
 
 
+def flattened_seed_branch(stmt):
+    """A seed branch (`when_nonzero`) as the guarded statements it is equal to, or
+    None where it holds a statement that cannot be guarded."""
+    return _flattened((stmt,)) if seed_guards(stmt) is not None else None
+
+
 def _flattened(body: tuple, guards: tuple = ()):
     """`body` with its seed branches as guarded values, or None where a branch holds
     a statement that cannot be guarded (or, at the top, there is no branch)."""

@@ -37,3 +37,11 @@ def test_rlang_agrees_with_the_baselines(name, function):
         found = mismatches(theirs, ours, TOLERANCE)
         assert not found, f"{name}.{function} against {baseline}:\n" + "\n".join(found[:10])
     assert compared, f"no baseline implements {name}"
+
+
+def test_the_pytorch_baselines_leave_torchs_default_dtype_alone():
+    torch = pytest.importorskip("torch")
+    before = torch.get_default_dtype()
+    for name in EVALS:
+        tool_module("pytorch", name)
+    assert torch.get_default_dtype() == before == torch.float32

@@ -89,6 +89,22 @@ class LlvmFunctions(CompiledFunctions):
         call = (run_batch, native, symbol, values, batches, n, self.interpreter.max_depth)
         return run_deep(*call) if native.recursive else call[0](*call[1:])
 
+    def prepared(self, native, symbol: str, values: list):
+        """One call of an entry point packed for `run_groups` (backends/llvm/groups.py),
+        or None where it must run on the deep-stack thread (native recursion)."""
+        if native.recursive:
+            return None
+        from .groups import prepared
+
+        return prepared(native, symbol, values, self.interpreter.max_depth)
+
+    def run_groups(self, **plan) -> int:
+        """A laned Hessian's groups in one native call (Note [Hessian groups in one
+        call], backends/llvm/groups.py): 0, or the status of the call that failed."""
+        from .groups import GroupPlan, run_groups
+
+        return run_groups(GroupPlan(**plan))
+
     def native(self, name: str, types: tuple, inverse: bool, derivative: str = ""):
         """The compiled module of one specialisation (memory, then disk cache), or of
         a derivative of it (rlang/ad/derivatives.py)."""

@@ -270,15 +270,19 @@ class NativeModule:
             self._functions[symbol] = cfunc
         return cfunc
 
-    def call(self, symbol: str, values: list, max_depth: int) -> list:
-        """The new values of the arguments, followed by (name, value) pairs of the
-        store when the function is `main`."""
+    def entry_of(self, symbol: str) -> tuple:
+        """(the entry point Python calls, its EntryLayout)."""
         entry = self._entries.get(symbol)
         if entry is None:
             types, results, written = self.symbols[symbol]
             entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
                 types, results, objects=array_header() is not None, written=written))
-        function, layout = entry
+        return entry
+
+    def call(self, symbol: str, values: list, max_depth: int) -> list:
+        """The new values of the arguments, followed by (name, value) pairs of the
+        store when the function is `main`."""
+        function, layout = self.entry_of(symbol)
         buffer = layout.pack(values, max_depth, self.threads())
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)

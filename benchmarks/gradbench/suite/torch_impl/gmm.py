@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..common import Prepared, UnknownFunction, floats
-from ._setup import torch
+from ._setup import tensor, torch
 
 NAMES = ("alpha", "mu", "q", "l")
 
@@ -26,7 +26,7 @@ def log_posterior(alpha, mu, q, l, x, gamma: float, m: int, lower):
                   - n * (0.5 * d * math.log(2 * math.pi) + torch.logsumexp(alpha, dim=0)))
     dof = d + m + 1
     constant = k * (dof * d * (math.log(gamma) - 0.5 * math.log(2.0))
-                    - torch.special.multigammaln(torch.tensor(0.5 * dof), d))
+                    - torch.special.multigammaln(tensor(0.5 * dof), d))
     frobenius = torch.sum(torch.exp(2 * q)) + torch.sum(l * l)
     return likelihood + constant - 0.5 * gamma * gamma * frobenius + m * sum_q.sum()
 

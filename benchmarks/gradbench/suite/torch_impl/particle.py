@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ..common import Prepared, UnknownFunction
 from ._descent import argmin
-from ._setup import torch
+from ._setup import tensor, torch
 
 DT = 0.1
-UNITS = (torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))
+UNITS = (tensor([1.0, 0.0]), tensor([0.0, 1.0]))
 
 
 def potential(x, w):
@@ -29,7 +29,7 @@ def force_by_forward(x, w):
 
 
 def trajectory(w, gradient):
-    x, v = torch.tensor([0.0, 8.0]), torch.tensor([0.75, 0.0])
+    x, v = tensor([0.0, 8.0]), tensor([0.75, 0.0])
     while True:
         g = gradient(x, w)
         moved = x + DT * v
@@ -53,7 +53,7 @@ def prepare(function: str, input) -> Prepared:
     else:
         def grad(w):
             return torch.func.jvp(loss, (w,), (torch.ones_like(w),))[1].reshape(1)
-    w0 = torch.tensor([float(input["w"])])
+    w0 = tensor([float(input["w"])])
 
     def run():
         return argmin(loss, grad, w0)[0]

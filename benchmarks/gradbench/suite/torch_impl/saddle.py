@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ..common import Prepared, UnknownFunction
 from ._descent import argmin
-from ._setup import torch
+from ._setup import tensor, torch
 
-UNITS = (torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))
+UNITS = (tensor([1.0, 0.0]), tensor([0.0, 1.0]))
 
 
 def cost(x, y):
@@ -27,7 +27,7 @@ def prepare(function: str, input) -> Prepared:
     if function not in ("rr", "rf", "fr", "ff"):
         raise UnknownFunction("saddle", function)
     outer, inner = function
-    start = torch.tensor([float(v) for v in input["start"]])
+    start = tensor([float(v) for v in input["start"]])
 
     def r1_cost(x):
         def negated(y):
