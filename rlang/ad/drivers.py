@@ -28,6 +28,7 @@ from ..interp.interpreter import Interpreter
 from ..errors import RlangError, RlangTypeError
 from ..gvalue import GVar, value_of
 from ..numbers import F32, Fixed, FixedArray, ULog, ULogArray
+from ..lower.argument_types import signature_of
 from ..values import Stack, read_element, write_element
 
 
@@ -47,9 +48,14 @@ def called_with(function, args, driver: str) -> list:
             pass
         else:
             compiled = function.module.compiled
-            if compiled is not None and any(compiled.passes_as_is(a) for a in args):
-                return args     # device arrays: the backend binds them where they are
             interpreter = function.module.interpreter
+            if compiled is not None:
+                if any(compiled.passes_as_is(a) for a in args):
+                    return args     # device arrays: the backend binds them where they are
+                if compiled.conforms(function.name, signature_of(args), function.inverse):
+                    # arguments of these kinds bound as they are before: they still do
+                    interpreter.check_writable(interpreter.functions[function.name], args)
+                    return args
             values = interpreter.bind_arguments(function.name, args)
             interpreter.check_writable(interpreter.functions[function.name], values)
             return values

@@ -11,6 +11,12 @@ from suite.compare import mismatches  # noqa: E402
 
 CASES = [(name, function) for name, functions in EVALS.items() for function in functions]
 TOLERANCE = 1e-10
+#: Baselines left out of this test for some functions: PyTorch nests `torch.func`
+#: eagerly in particle, 15-40 s a function on the small input (rr: 3 s).  Its rr is
+#: compared here; the other orders use the same trajectory code with other
+#: transforms, and rlang's four are checked against GradBench's own output in
+#: test_gradbench_particle.py.
+SLOW = {("pytorch", "particle", function) for function in ("rf", "fr", "ff")}
 
 
 def _output(tool: str, name: str, function: str, data):
@@ -30,6 +36,8 @@ def test_rlang_agrees_with_the_baselines(name, function):
     assert ours is not None, f"rlang has no {name} module"
     compared = 0
     for baseline in ("jax", "pytorch"):
+        if (baseline, name, function) in SLOW:
+            continue
         theirs = _output(baseline, name, function, data)
         if theirs is None:
             continue
