@@ -67,13 +67,15 @@ class _FrameState:
 class Interpreter:
     """Runs the functions of a `Unit` (which the checker has accepted)."""
 
-    def __init__(self, unit, invcheck: bool = True, max_depth: int = MAX_DEPTH, out=None,
+    def __init__(self, unit, invcheck: bool = True, max_depth: int | None = None, out=None,
                  sandbox=None):
+        """`max_depth` None: MAX_DEPTH as it is when the interpreter is made."""
         self.unit = unit
         self.functions = unit.functions
         self.invcheck = invcheck
         self.sandbox = sandbox
-        self.max_depth = max_depth if sandbox is None else sandbox.max_depth
+        self.max_depth = sandbox.max_depth if sandbox is not None else \
+            MAX_DEPTH if max_depth is None else max_depth
         self.budget = None if sandbox is None else Budget(sandbox)
         self.out = out
         self.depth = 0
