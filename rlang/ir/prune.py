@@ -45,7 +45,12 @@ variable, so an array that a pass reads anywhere would stay live at the end of
 every pass; but a pass that touches only its own slice (`qx[k, j]` in a loop over
 k, every mention of `qx` in the body indexed by `k` at the same axis) cannot read
 what another pass wrote, and such *private* arrays carry no liveness from one pass
-to the next.  This is what drops the uncomputation inside the gradient pass of
+to the next.  The same holds where the indices at that axis are k plus constants
+and no pass reads an element an earlier pass wrote: the uncomputation of a
+recurrence kept in an ancilla array, `for i = n:-1:1  s[i] -= r·s[i-1]·(1 − s[i-1])`,
+writes s[i] and reads only below it, where no earlier pass wrote, so its updates
+are dead once nothing reads s after the loop (the computing loop, which reads
+s[i-1] that the pass before wrote, keeps them).  This is what drops the uncomputation inside the gradient pass of
 GMM's objective: the adjoint of `~@routine` still reads `qx[k, ·]` for the chain
 rule, but the `qx[k, r] -= …` that restores it is dead in every pass.
 """
@@ -212,23 +217,25 @@ def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
 
 
 def _private_arrays(loop: ir.For) -> set:
-    """The arrays from outside `loop` that each pass touches only in its own slice:
-    every mention of them in the body is an element whose index at one fixed axis is
-    the loop index itself (the index distinct on every pass: a nonzero constant step,
-    and a body that does not write it)."""
+    """The arrays from outside `loop` that no pass reads from what an earlier pass
+    wrote: every mention of them in the body is an element whose index at one fixed
+    axis is the loop index plus a constant, and no pass reads an element there that
+    an earlier pass wrote (Note [Liveness in for loops]; the loop index is distinct
+    on every pass: a nonzero constant step, and a body that does not write it)."""
     if not (isinstance(loop.step, ir.Const) and loop.step.value):
         return set()
-    axes: dict = {}             # array → the axes indexed by the loop index everywhere
+    step = loop.step.value
+    mentions: dict = {}         # array → [(offsets by axis, written)]
     excluded = set()
 
-    def element(var, indices) -> None:
-        here = {k for k, i in enumerate(indices)
-                if isinstance(i, ir.Read) and i.var is loop.var and i.field is None}
-        axes[var] = axes.get(var, here) & here
+    def element(var, indices, written: bool) -> None:
+        offsets = {k: c for k, c in ((k, _offset(i, loop.var)) for k, i in enumerate(indices))
+                   if c is not None}
+        mentions.setdefault(var, []).append((offsets, written))
 
     def expression(e) -> None:
         if isinstance(e, ir.Load):
-            element(e.var, e.indices)
+            element(e.var, e.indices, False)
         elif isinstance(e, ir.Read) and not isinstance(e.var.type, str):
             excluded.add(e.var)         # a whole array or stack (a call's argument)
         elif isinstance(e, ir.ComplexValue):
@@ -242,7 +249,7 @@ def _private_arrays(loop: ir.For) -> set:
             expression(e)
         for place in stmt_places(stmt):
             if isinstance(place, ir.ElemPlace):
-                element(place.var, place.indices)
+                element(place.var, place.indices, True)     # (read and written)
                 for i in place.indices:
                     expression(i)
             else:
@@ -255,7 +262,38 @@ def _private_arrays(loop: ir.For) -> set:
             excluded.add(stmt.stack)
     if loop.var in excluded:    # written (a scalar's place), so perhaps not distinct
         return set()
-    return {var for var, found in axes.items() if found and var not in excluded}
+    return {var for var, found in mentions.items()
+            if var not in excluded and _no_pass_reads_an_earlier_write(found, step)}
+
+
+def _offset(index, var: ir.Var):
+    """c where `index` is `var + c` (c a constant integer), else None."""
+    if isinstance(index, ir.Read) and index.var is var and index.field is None:
+        return 0
+    if isinstance(index, ir.Binary) and index.op in ("+", "-"):
+        left, right = index.left, index.right
+        if isinstance(right, ir.Const) and isinstance(right.value, int) and \
+                _offset(left, var) == 0:
+            return right.value if index.op == "+" else -right.value
+        if index.op == "+" and isinstance(left, ir.Const) and \
+                isinstance(left.value, int) and _offset(right, var) == 0:
+            return left.value
+    return None
+
+
+def _no_pass_reads_an_earlier_write(mentions: list, step: int) -> bool:
+    """Whether, at some axis where every mention's index is the loop index plus a
+    constant, no later pass reads what a pass wrote: a pass at index i writes at
+    i + w and a pass m ≥ 1 steps later reads at i + m·step + r, the same element
+    when w − r = m·step.  (A written place is read too, at the same offset.)"""
+    axes = set.intersection(*(set(offsets) for offsets, _ in mentions))
+    for axis in axes:
+        writes = {offsets[axis] for offsets, written in mentions if written}
+        reads = {offsets[axis] for offsets, _ in mentions}
+        if not any((w - r) % step == 0 and (w - r) // step >= 1
+                   for w in writes for r in reads):
+            return True
+    return False
 
 
 def _mentioned_outside(stmt) -> set:

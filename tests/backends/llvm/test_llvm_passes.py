@@ -142,6 +142,45 @@ function shifted!(err!: f64, x: f64[:])
     end
     q → zeros(f64, length(x))
 end
+
+# NiLang's recurrence in an ancilla array: the uncomputing loop writes s[i] and reads
+# s[i - 1], below what any earlier pass of it wrote: dead (the computing loop, whose
+# next pass reads what this one wrote, is kept)
+function recurrence!(out!: f64, r: f64, s0: f64, n: i64)
+    @routine begin
+        s ← zeros(f64, n + 1)
+        @inbounds s[0] += s0
+        @inbounds for i = 1:n
+            s[i] += r * s[i - 1] * (1.0 - s[i - 1])
+        end
+    end
+    out! += s[n]
+    ~@routine
+end
+
+# downward, reading above: pass i reads s[i + 1], which pass i + 1 wrote: kept
+function downward!(out!: f64, x: f64[:])
+    s ← zeros(f64, length(x) + 1)
+    @inbounds for i = length(x) - 1:-1:0
+        s[i] += x[i] + s[i + 1]
+    end
+    @inbounds out! += s[0]
+    @inbounds for i = length(x) - 1:-1:0
+        s[i] -= x[i] + s[i + 1]
+    end
+    s → zeros(f64, length(x) + 1)
+end
+
+# a step of 2 reading one below: no pass reads what an earlier one wrote
+function strided!(out!: f64, x: f64[:])
+    s ← zeros(f64, length(x) + 1)
+    @inbounds for i = 1:2:length(x) - 1
+        s[i] += x[i] * 2.0
+        out! += s[i - 1] * s[i]
+        s[i] -= x[i] * 2.0
+    end
+    s → zeros(f64, length(x) + 1)
+end
 """
 
 X = np.array([0.5, -1.25, 2.0])
@@ -255,6 +294,48 @@ def test_updates_read_by_the_next_pass_are_kept():
     module = _module("shifted!", [0.0, X])      # the second loop's `q[k] -= 2.0` is dead
     assert _targets(module, "shifted") == ["err!", "q", "q"]
     assert _targets(prune_module(module), "shifted") == ["err!", "q"]
+
+
+def test_uncomputation_that_reads_only_below_what_earlier_passes_wrote_is_dropped():
+    module = _module("recurrence!", [0.0, 2.5, 0.3, 50])
+    assert _targets(module, "recurrence") == ["s", "s", "out!", "s", "s"]
+    assert _targets(prune_module(module), "recurrence") == ["s", "s", "out!"]
+
+
+def test_which_shifted_slices_are_private():
+    """downward!: pass i reads s[i + 1], which the pass before wrote, so s is not
+    private (its uncomputation is still dropped: what it reads only feeds dead
+    updates); strided!: a step of 2 never reads what an earlier pass wrote."""
+    from rlang.ir.prune import _private_arrays
+
+    def private(module) -> set:
+        loop = next(s for s in module.functions[module.entry].body if isinstance(s, ir.For))
+        return {v.name for v in _private_arrays(loop)}
+
+    downward = _module("downward!", [0.0, X])
+    assert private(downward) == {"x"}
+    assert _targets(prune_module(downward), "downward") == ["s", "out!"]
+    assert private(_module("strided!", [0.0, X])) == {"s", "x"}
+    assert private(_module("shifted!", [0.0, X])) == {"x"}
+
+
+@pytest.mark.parametrize("name,args", [("recurrence!", (0.0, 2.5, 0.3, 40)),
+                                       ("downward!", (0.0, X)), ("strided!", (0.0, X))])
+def test_pruned_recurrences_agree_with_the_interpreter(name, args):
+    compiled = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    interpreted = rlang.loads(SOURCE, backend="interp", invcheck=False)
+    function = name.replace("!", "_")
+    ours = getattr(compiled, function)(*[a.copy() if isinstance(a, np.ndarray) else a
+                                         for a in args])
+    theirs = getattr(interpreted, function)(*[a.copy() if isinstance(a, np.ndarray) else a
+                                              for a in args])
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    grads = rlang.gradient(getattr(compiled, function), args, "out!")
+    expected = rlang.gradient(getattr(interpreted, function), args, "out!")
+    for a, b in zip(grads, expected):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
 
 
 def test_gradient_sums_are_reassociable_and_nothing_else():
