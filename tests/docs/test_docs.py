@@ -43,6 +43,10 @@ PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
 BLOCKS = [block for page in PAGES for block in blocks_of(page)]
 RUN = [b for b in BLOCKS if b.lang in RUNNABLE and "ignore" not in b.flags and not b.problems]
 MAX_IGNORED = 4
+#: Pages whose blocks run on the backend a user gets ("auto": llvm), not on the
+#: interpreter the tests default to (tests/conftest.py): interop.md trains models
+#: for 500 steps, 50 s a block on the interpreter and about 1 s compiled.
+USERS_BACKEND = {"interop.md"}
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +70,8 @@ def workdirs(tmp_path_factory):
 @pytest.mark.parametrize("block", RUN, ids=[f"{b.where}-{b.lang}" for b in RUN])
 def test_block(block, workdirs, monkeypatch):
     monkeypatch.chdir(workdirs(block.doc))
+    if block.doc.name in USERS_BACKEND:
+        monkeypatch.setenv("RLANG_BACKEND", "auto")
     monkeypatch.setenv("COLUMNS", "80")         # argparse wraps usage to the terminal
     RUNNERS[block.lang](block)
 
