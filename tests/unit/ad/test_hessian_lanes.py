@@ -213,3 +213,10 @@ def test_a_pass_that_cannot_carry_lanes_is_refused_once(modules, monkeypatch, tm
         with pytest.raises(NotLaned):
             functions.native("mixed", types, False, derivative="tan_grad13")
     assert len(calls) == 1
+
+
+def test_the_inverse_of_a_function(modules):
+    args = (0.5, np.linspace(-1.0, 1.0, 5))
+    ours = rlang.hessian(~modules[0].branchy, args, "y")
+    reference = rlang.hessian(~modules[1].branchy, args, "y")
+    np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-14)
