@@ -19,6 +19,13 @@ that compute tangents run once per lane, next to each other, where LLVM can put
 them in SIMD registers.  A 100 × 100 Hessian is then 13 pairs of native calls
 (W = 8) instead of 100, each doing the primal work once.  The last group leaves its
 unused lanes at zero: one compiled W serves every group.
+
+The laned passes cost more to compile: for the graph embedding 3.1 s against 1.0 s
+for the one-column passes, and a test suite's one-off Hessians of GMM, an MLP or an
+n-body step took 2-4x longer.  So the first Hessian of a function (for arguments of
+given kinds) takes one column a pass, and the laned passes are compiled from the
+second call on (`LANED_FROM_CALL`), where a Newton iteration or a benchmark starts
+to repay them.
 """
 from __future__ import annotations
 
@@ -38,6 +45,10 @@ from .tangent_ir import TangentFunction
 
 #: Directions per pass (Hessian columns computed together).
 LANES = 8
+#: The call (of one function with arguments of the same kinds) from which the
+#: laned passes are used: the calls before take one column a pass (Note [Hessians
+#: in lanes]).
+LANED_FROM_CALL = 2
 
 
 def laned_hessian(functions, name: str, args: list, loss, inverse: bool, chosen=None):
@@ -48,6 +59,10 @@ def laned_hessian(functions, name: str, args: list, loss, inverse: bool, chosen=
     if not all(_plain(v) for v in values):
         return None
     types = tuple(type_of_value(v) for v in values)
+    counter = ("hessian calls", name, inverse, types)
+    functions.plans[counter] = calls = functions.plans.get(counter, 0) + 1
+    if calls < LANED_FROM_CALL:
+        return None
     layout = _Layout(values, [shadow_type(t) is not None for t in types], chosen)
     n = len(layout.inputs)
     if n < 2:

@@ -56,6 +56,11 @@ MIXED_ARGS = (3, 0.5, 0.7, np.linspace(-1.0, 1.2, 6), 4,
               np.array([[0.3, -0.2, 0.9], [1.1, 0.4, -0.6]]))
 
 
+@pytest.fixture(autouse=True)
+def laned_from_the_first_call(monkeypatch):
+    monkeypatch.setattr(hessian_lanes, "LANED_FROM_CALL", 1)
+
+
 @pytest.fixture(scope="module")
 def modules():
     return (rlang.loads(SOURCE, backend="llvm"),
@@ -220,3 +225,21 @@ def test_the_inverse_of_a_function(modules):
     ours = rlang.hessian(~modules[0].branchy, args, "y")
     reference = rlang.hessian(~modules[1].branchy, args, "y")
     np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-14)
+
+
+def test_a_one_off_hessian_compiles_no_laned_pass(monkeypatch):
+    monkeypatch.setattr(hessian_lanes, "LANED_FROM_CALL", 2)
+    compiled = rlang.loads(SOURCE, backend="llvm")
+    interpreted = rlang.loads(SOURCE, backend="interp")
+
+    def laned() -> set:
+        return {key[3] for key in compiled.compiled._modules if key[3].startswith("tan")}
+
+    args = (0.0, np.linspace(-1.0, 1.0, 5))
+    first = rlang.hessian(compiled.branchy, args, "y")
+    assert laned() == {"tan", "tan_grad"}
+    second = rlang.hessian(compiled.branchy, args, "y")
+    assert laned() == {"tan", "tan_grad", "tan6", "tan_grad6"}     # y and x: 6 inputs
+    reference = rlang.hessian(interpreted.branchy, args, "y")
+    np.testing.assert_allclose(first, reference, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(second, reference, rtol=1e-12, atol=1e-14)
