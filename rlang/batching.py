@@ -225,9 +225,9 @@ class _Batch:
 
     def _compiled_gradient(self, compiled, loss, value: bool) -> tuple:
         """The batched passes; the caller's arrays that they write (in place) are put
-        back bit for bit (Note [The caller's arrays], ad/drivers.py)."""
+        back bit for bit (Note [The caller's arrays], ad/callers_arrays.py)."""
         from .ad.batched import batched_gradient
-        from .ad.drivers import callers_arrays_kept
+        from .ad.callers_arrays import callers_arrays_kept
 
         values, batches, _ = self._conform(compiled)
         if not self.n:

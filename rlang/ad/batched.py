@@ -36,7 +36,7 @@ def batched_gradient(functions, name: str, values: list, batches: list, n: int, 
     """(the loss values of the items, as one array, or None without `value`; the
     gradients, one array per argument with the items along axis 0, None for
     integers and bools).  The batches are back as they were, up to rounding (the
-    caller keeps them: Note [The caller's arrays], ad/drivers.py)."""
+    caller keeps them: Note [The caller's arrays], ad/callers_arrays.py)."""
     types = functions.types_of(values)
     key = plan_key(name, ("batch", types), loss, inverse)
     plan = functions.plans.get(key) if key is not None else None

@@ -189,6 +189,7 @@ class GradientPlan:
                           if "ulog" in (t, getattr(t, "elem", None))]
         # the parameters f only adds to, where the pass needs no forward run
         self.added = None
+        self.route = None       # its calls' short route (ad/gradient_route.py), once made
         if functions.forward_free_gradients and not functions.invcheck and self.plain \
                 and loss is not None and not isinstance(outputs[self.position], ULog):
             self.added = accumulate_only(functions.lowered(name, self.types, inverse))

@@ -16,10 +16,10 @@ CLI prints `[∂/∂re, ∂/∂im]`); integers and bools get None.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 import numpy as np
 
+from .callers_arrays import callers_arrays_kept
 from .gradient_interpreter import GradInterpreter, wrap
 from .loss import check_loss_value, loss_location, resolve_loss
 from ..deep import run_deep
@@ -63,43 +63,15 @@ def called_with(function, args, driver: str) -> list:
                          f"got {type(args).__name__}")
 
 
-# Note [The caller's arrays]
-# ~f undoes f exactly on integers, bools and fixed point, but float updates are undone
-# only up to rounding: `x += y * z` then `x -= y * z` can leave x one ulp away.  After
-# a gradient the inputs are back "up to rounding", which is not what a user who passed
-# their data expects (in 107 of 500 generated programs an argument came back changed
-# in its last bit).  So the drivers keep a copy of every array and stack the caller
-# passed and write it back when they are done, also when the run ends in an error:
-# the caller's data is theirs, bit for bit.  The copy costs one pass over the inputs,
-# small beside a forward and a backward run; read-only arrays, and the arrays of
-# parameters the function never writes, are never written and are not copied (for a
-# large input only read, the copy cost more than the gradient: lse, n = 160 000).
-
-@contextmanager
-def callers_arrays_kept(args, function=None):
-    """Within the block, the arrays (NumPy, FixedArray, ULogArray) and stacks among
-    `args` may change; on leaving it, by return or by error, they are as they were,
-    bit for bit (Note [The caller's arrays]).  With `function` (an `api.Function`
-    whose arguments `args` are), only the arrays of the parameters it writes are
-    kept: the others are never written."""
-    written = range(len(args)) if function is None else \
-        function.module.interpreter.written.get(function.name, ())
-    arrays = [(a, a.copy()) for k, a in enumerate(args)
-              if k in written and isinstance(a, np.ndarray) and a.flags.writeable]
-    stacks = [(s, list(s.items)) for s in args if isinstance(s, Stack)]
-    try:
-        yield
-    finally:
-        for array, saved in arrays:
-            np.copyto(array.view(np.ndarray), saved.view(np.ndarray))
-        for stack, items in stacks:
-            stack.items[:] = items
-
-
 def gradient(function, args, loss) -> tuple:
     """The gradient of the final value of `loss` with respect to the initial value of
     every argument of `function` (an `api.Function`); the caller's arrays are left
     as they were, bit for bit."""
+    from .gradient_route import quick_gradient      # Note [The gradient's short route]
+
+    quick = quick_gradient(function, args, loss)
+    if quick is not None:
+        return quick
     args = called_with(function, args, "gradient")
     with callers_arrays_kept(args, function):
         return _gradient(function, args, loss)
@@ -109,6 +81,11 @@ def value_and_gradient(function, args, loss) -> tuple:
     """(the final value of `loss`, `gradient(function, args, loss)`), from one forward
     and one gradient run; the value as a call returns it (a float, complex, fixed or
     ulog scalar)."""
+    from .gradient_route import quick_gradient      # Note [The gradient's short route]
+
+    quick = quick_gradient(function, args, loss, value=True)
+    if quick is not None:
+        return quick
     args = called_with(function, args, "value_and_grad")
     view = resolve_loss(function.module.unit.functions[function.name], loss)
     seen = []

@@ -40,8 +40,8 @@ def resolve_loss(fn: ast.Function, loss) -> ast.Name | ast.Index | ast.Field:
                 isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index):
             raise RlangError(f"loss {loss!r}: write (name, index) with integer indices")
         view = ast.Index(ast.Name(name), tuple(ast.IntLit(int(i)) for i in index))
-    elif isinstance(loss, str):
-        view = _parsed(loss)
+    elif isinstance(loss, str):     # a parameter's name is its own view: no parser
+        view = ast.Name(loss) if loss in names else _parsed(loss)
     else:
         raise RlangError(f"loss must be a name, a position or (name, index), got {loss!r}")
     root = ast.view_root(view)

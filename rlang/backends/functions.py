@@ -8,7 +8,7 @@ of these objects (`rlang.Module.compiled`) and uses only
 
 - `unit`, `invcheck`, `plans` (its cache of gradient plans), `forward_free_gradients`;
 - `bind(name, args)`, `types_of(values)`, `call(name, args, inverse)`,
-  `conforms(name, signature, inverse)`;
+  `conforms(name, signature, inverse)`, `conformed(name, signature, inverse)`;
 - `lowered(name, types, inverse)`: the IR of a specialisation, lowered once;
 - `native(name, types, inverse, derivative)`: the compiled specialisation, or its
   derivative ("grad", "tan", "tan_grad": rlang/ad/derivatives.py), and
@@ -84,6 +84,12 @@ class CompiledFunctions:
         """Whether arguments of `signature` (argument_types.signature_of) are known to
         bind to `name`'s parameters as they are (none are, here)."""
         return False
+
+    def conformed(self, name: str, signature, inverse: bool = False):
+        """(native module, symbol) of `name`'s entry point where arguments of
+        `signature` are known to bind as they are and run there directly, else
+        None (always, here)."""
+        return None
 
     def to_device(self, arrays: list) -> list:
         raise InternalError(f"{type(self).__name__} has no device memory")

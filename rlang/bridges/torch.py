@@ -24,7 +24,7 @@ rlang (compiled where the module's backend compiles, docs/interop.md):
   the host and back.  rlang never writes the caller's tensors: a rev function
   updates its arguments, so `f` runs on copies of the arrays it writes, and
   gradients leave the inputs as they were (Note [The caller's arrays],
-  ad/drivers.py).  Integer and bool tensors, and Python numbers, have no gradient.
+  ad/callers_arrays.py).  Integer and bool tensors, and Python numbers, have no gradient.
 - `torch.compile` does not trace into the host code: the wrapped function is
   `torch.compiler.disable`d, so Dynamo breaks the graph at the call and runs it
   eagerly (compiling the code around it), and a compiled model with a rev layer

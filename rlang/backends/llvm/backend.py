@@ -72,6 +72,11 @@ class LlvmFunctions(CompiledFunctions):
         kinds took the fast path)."""
         return bool(signature) and (name, inverse, signature) in self._fast
 
+    def conformed(self, name: str, signature, inverse: bool = False):
+        """(native module, symbol) of the entry point arguments of `signature` run
+        as they are (an earlier call took the fast path with them), or None."""
+        return self._fast.get((name, inverse, signature)) if signature else None
+
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on
         the interpreter's big-stack thread; other calls run here (starting a thread

@@ -1,5 +1,5 @@
 """The derivative drivers leave the caller's arrays as they were, bit for bit
-(docs/api.md "Gradients"; Note [The caller's arrays] in rlang/ad/drivers.py).
+(docs/api.md "Gradients"; Note [The caller's arrays] in rlang/ad/callers_arrays.py).
 
 `x += y * z` then `x -= y * z` does not give x back exactly in floating point, so a
 backward run restores the inputs only up to rounding; these programs are chosen so

@@ -1,0 +1,128 @@
+"""A compiled gradient's short route (Note [The gradient's short route],
+rlang/ad/gradient_route.py): the second and later calls of a gradient with
+arguments of kinds seen before give what the general route gives, with its errors,
+and leave the caller's arrays as they were."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang.ad import gradient_route
+
+SOURCE = """
+function f(a: f64[:], y: f64, b: f64[:], n: i64)
+    for i = 0:length(a) - 1
+        a[i] += 1.0 / 3.0 + 0.1 * b[i]
+    end
+    y += a[0] * a[1] * n
+    @safe assert(y < 100.0, "y too big")
+end
+
+function g(y: f64, x: f64[:])
+    for i = 0:length(x) - 1
+        y += sin(x[i]) * x[i]
+    end
+end
+"""
+START = np.array([-0.975575, 0.7, 1.0 / 7.0, 1e-17])
+
+
+@pytest.fixture
+def routes(monkeypatch):
+    """Whether each gradient call of a compiled module took the short route."""
+    taken = []
+    quick = gradient_route.quick_gradient
+
+    def counting(function, args, loss, value=False):
+        result = quick(function, args, loss, value)
+        if function.module.compiled is not None:
+            taken.append(result is not None)
+        return result
+    monkeypatch.setattr(gradient_route, "quick_gradient", counting)
+    return taken
+
+
+@pytest.mark.parametrize("invcheck", [True, False])
+def test_later_calls_take_the_route_and_agree_with_the_interpreter(routes, invcheck):
+    compiled = rlang.loads(SOURCE, backend="llvm", invcheck=invcheck)
+    reference = rlang.loads(SOURCE, backend="interp")
+    rng = np.random.default_rng(3)
+    for call in range(4):
+        a, b = START + rng.normal(size=4) * call, rng.normal(size=4)
+        before = a.copy()
+        got = rlang.gradient(compiled.f, [a, 0.5, b, 2], loss="y")
+        want = rlang.gradient(reference.f, [a.copy(), 0.5, b.copy(), 2], loss="y")
+        assert a.tobytes() == before.tobytes()          # the caller's array, bit for bit
+        for ours, theirs in zip(got, want):
+            if theirs is None:
+                assert ours is None
+            else:
+                np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+    assert routes[1:] == [True] * 3         # (the first call makes the plan)
+
+
+def test_the_route_serves_grad_and_other_shapes(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    grad = rlang.grad(m.g, "y", argnums=1)
+    for n in (3, 3, 7, 1):
+        x = np.linspace(0.1, 1.0, n)
+        np.testing.assert_allclose(grad(0.0, x), np.sin(x) + x * np.cos(x), rtol=1e-14)
+    assert routes == [False, True, True, True]
+
+
+def test_a_read_only_array_gets_the_general_routes_error(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    b = np.ones(4)
+    rlang.gradient(m.f, [START.copy(), 0.0, b, 1], loss="y")
+    a = START.copy()
+    a.flags.writeable = False
+    with pytest.raises(rlang.RlangTypeError, match="read-only array"):
+        rlang.gradient(m.f, [a, 0.0, b, 1], loss="y")
+
+
+def test_shared_memory_gets_the_aliasing_error_on_the_route(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    rlang.gradient(m.f, [START.copy(), 0.0, np.ones(4), 1], loss="y")
+    a = START.copy()
+    with pytest.raises(rlang.RlangError, match="same memory"):
+        rlang.gradient(m.f, [a, 0.0, a, 1], loss="y")
+    assert a.tobytes() == START.tobytes()
+
+
+def test_an_error_in_the_run_is_the_general_routes_and_the_arrays_come_back(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    b = np.ones(4)
+    rlang.gradient(m.f, [START.copy(), 0.0, b, 1], loss="y")
+    a = START.copy()
+    with pytest.raises(rlang.RlangError, match="y too big"):
+        rlang.gradient(m.f, [a, 0.0, b, -1000], loss="y")
+    assert a.tobytes() == START.tobytes()
+    assert routes == [False]      # (raised on the route, as the general one raises it)
+
+
+def test_a_loss_element_outside_smaller_arrays_is_the_general_routes_error(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    grad = rlang.grad(m.f, ("a", (3,)), argnums=0)
+    grad(START.copy(), 0.0, np.ones(4), 1)
+    grad(START.copy(), 0.0, np.ones(4), 1)
+    with pytest.raises(rlang.RlangError, match="out of bounds|outside|index"):
+        grad(START[:2].copy(), 0.0, np.ones(2), 1)
+    assert routes == [False, True, False]
+
+
+def test_value_and_grad_takes_the_route_with_the_losss_value(routes):
+    m = rlang.loads(SOURCE, backend="llvm")
+    both = rlang.value_and_grad(m.g, "y", argnums=1)
+    for n in (4, 4, 2):
+        x = np.linspace(0.1, 1.0, n)
+        value, gradient = both(0.25, x)
+        assert type(value) is float and value == pytest.approx(0.25 + np.sum(np.sin(x) * x))
+        np.testing.assert_allclose(gradient, np.sin(x) + x * np.cos(x), rtol=1e-14)
+    element = rlang.value_and_grad(m.f, ("a", (1,)), argnums=2)
+    for _ in range(2):
+        a = START.copy()
+        value, gradient = element(a, 0.0, np.ones(4), 1)
+        assert value == START[1] + 1.0 / 3.0 + 0.1 and a.tobytes() == START.tobytes()
+        np.testing.assert_array_equal(gradient, [0.0, 0.1, 0.0, 0.0])
+    assert routes == [False, True, True, False, True]
