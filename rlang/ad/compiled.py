@@ -108,7 +108,13 @@ def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
     back), seeded with `cotangents` (one per output, checked; None for none): ulog
     cotangents go into log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come
     back in value space."""
-    plan = GradientPlan(functions, name, outputs, None, inverse)
+    signature = signature_of(outputs)       # (a key no gradient plan has: see plan_key)
+    key = None if signature is None else ("vjp", name, inverse, signature)
+    plan = functions.plans.get(key) if key is not None else None
+    if plan is None:
+        plan = GradientPlan(functions, name, outputs, None, inverse)
+        if key is not None:
+            functions.plans[key] = plan
     gradients = plan.zero_gradients(outputs)
     for k, cotangent in enumerate(cotangents):
         if cotangent is None or gradients[k] is None or isinstance(gradients[k], Stack):

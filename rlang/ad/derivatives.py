@@ -69,6 +69,19 @@ def _unlaned(lowered, derivative: str) -> tuple:
     return module, frozenset(gradients | of_gradients), frozenset(tangents)
 
 
+def restoration_unread(module: ir.Module, shared: frozenset) -> ir.Module:
+    """A gradient pass (`derivative_ir`'s "grad" or "grad<W>" module) whose entry
+    function's primal parameters other than ulog ones are `final_unread`: run from
+    Python, whose drivers read only the gradients (Note [Restoration nobody reads],
+    rlang/ir/prune.py).  `shared`: the module's gradient shadows."""
+    entry = module.functions[module.entry]
+    unread = frozenset(p for p in entry.params if p not in shared and "ulog" not in
+                       (p.type, getattr(p.type, "elem", None)))
+    functions = dict(module.functions)
+    functions[module.entry] = replace(entry, final_unread=unread)
+    return replace(module, functions=functions)
+
+
 def split_lanes(derivative: str) -> tuple:
     """(the derivative without lanes, W) of "grad<W>", "tan<W>" or "tan_grad<W>"
     (W ≥ 2); (derivative, 0) for any other."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from . import ast
 from ..errors import ParseError
 from ..span import Span, file_span, register_source
+from .parse_cache import parsed
 from .unit import Unit
 
 STD_DIR = Path(__file__).resolve().parent.parent / "std"
@@ -71,9 +72,7 @@ def loads_unit(text: str, file: str = "<string>", confine: bool = False,
     where `file` names no file, as "<string>").  `shipped` maps include paths (as
     `Unit.sources` names them) to their texts, which are taken instead of reading
     those files: a program rebuilt where its files are not (`rlang.dask`)."""
-    from .parser import parse      # lark: imported on the first load, not by `import rlang`
-
-    program = parse(text, file)
+    program = parsed(text, file)   # Note [Parsed programs on disk]
     unit = Unit(program=program, file=file, sources=[(file, text)])
     roots = _roots(file) if confine else None
     _collect(unit, program, file, active=[_key(file)], seen={_key(file)}, roots=roots,
@@ -156,12 +155,10 @@ def _collect(unit: Unit, program: ast.Program, file: str, active: list, seen: se
             if key in seen:
                 continue
             seen.add(key)
-            from .parser import parse
-
             text = shipped[path] if shipped and path in shipped else \
                 read_source(path, item.span, _include_notes(item, file))
             try:
-                included = parse(text, path)
+                included = parsed(text, path)
                 unit.included_programs.append(included)
                 unit.sources.append((path, text))
                 active.append(key)

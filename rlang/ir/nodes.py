@@ -595,6 +595,9 @@ class Function:
     # A derivative of another function that a derivative function calls, supplied on
     # demand by rlang/ad/nested_ir.py: never derived again as a whole module is.
     helper: bool = False
+    # The parameters whose final values no caller reads: the primal arguments of a
+    # gradient pass that Python runs (Note [Restoration nobody reads], ir/prune.py).
+    final_unread: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

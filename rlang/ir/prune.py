@@ -53,6 +53,26 @@ are dead once nothing reads s after the loop (the computing loop, which reads
 s[i-1] that the pass before wrote, keeps them).  This is what drops the uncomputation inside the gradient pass of
 GMM's objective: the adjoint of `~@routine` still reads `qx[k, ·]` for the chain
 rule, but the `qx[k, r] -= …` that restores it is dead in every pass.
+
+Note [Restoration nobody reads]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A gradient pass runs ~f over values that carry gradients: besides the chain rule
+it restores f's inputs, `y[rowval[p]] -= nzval[p]·x[j]` in the pass of the sparse
+product `y += A x`, half of that pass's memory traffic.  The compiled drivers that
+run a pass from Python (rlang/ad/compiled.py, gradient_route.py, jacobian_rows.py,
+batched.py; `rlang.vjp`) read only the gradients it leaves, and the primal values
+of ulog arguments (their gradients come back in value space): the caller's arrays
+are put back from copies (Note [The caller's arrays], ad/callers_arrays.py) or the
+pass ran on copies.  So the llvm backend marks the other primal parameters of such
+a pass's entry function `final_unread` (`restoration_unread`, ad/derivatives.py),
+and this pass leaves them out of what is live at the end of the body: quiet
+restorations that only they would see are dropped, as dead uncomputation is.  A
+restoration that the chain rule reads later stays (it is live there), and so does
+every check.  A function called from compiled code (a recursive pass, the pass
+inside a derivative statement) keeps all its parameters live: its caller reads
+them.  A C library's passes (`rlang compile`) and the cuda backend's, whose
+device arrays are the caller's own and are not put back from copies, restore
+their inputs as before.
 """
 from __future__ import annotations
 
@@ -66,12 +86,23 @@ from .walk import defined_vars, expr_vars, has_checks, nested_bodies, stmt_exprs
 def prune_module(module: ir.Module) -> ir.Module:
     effects = _Effects(module)
     functions, changed = {}, False
+    called = _called(module) if any(f.final_unread for f in module.functions.values()) \
+        else set()
     for symbol, fn in module.functions.items():
-        live_out = set(fn.params) | set(fn.results)
+        unread = fn.final_unread if symbol not in called else frozenset()
+        live_out = (set(fn.params) - unread) | set(fn.results)
         body = _prune(fn.body, live_out, effects)
         changed |= body is not fn.body
         functions[symbol] = fn if body is fn.body else replace(fn, body=body)
     return ir.Module(module.entry, functions, module.sites) if changed else module
+
+
+def _called(module: ir.Module) -> set:
+    """The symbols some function of `module` calls (Note [Restoration nobody
+    reads]: a function called from compiled code has a caller that reads its
+    parameters' final values)."""
+    return {stmt.callee for fn in module.functions.values() for stmt in walk(fn.body)
+            if isinstance(stmt, ir.Call)}
 
 
 class _Effects:

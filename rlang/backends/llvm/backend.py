@@ -129,13 +129,11 @@ class LlvmFunctions(CompiledFunctions):
         name, types, inverse, derivative = key
 
         def build():
-            from ...ad.derivatives import derivative_ir     # not needed from the
-            from .emit import emit_module                   # disk cache
+            from .emit import emit_module       # (not needed from the disk cache)
 
             if derivative:
-                module, shared = derivative_ir(self.lowered_for(name, types, inverse),
-                                               derivative)
-                return module, emit_module(module, report_locals=False, shared=shared)
+                return _derivative_modules(self.lowered_for(name, types, inverse),
+                                           derivative)
             module = self.lowered(name, types, inverse)
             return module, emit_module(module)
 
@@ -156,10 +154,19 @@ def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: boo
     def lowered(backward: bool):
         return lower(unit, name, types, inverse != backward, invcheck)
 
-    from ...ad.derivatives import derivative_ir
+    return _derivative_modules(lowered, derivative)
+
+
+def _derivative_modules(lowered, derivative: str) -> tuple:
+    """(IR module, LLVM module) of `derivative` of the specialisation `lowered(backward)`
+    lowers; a gradient pass's primal parameters are not restored for nobody
+    (Note [Restoration nobody reads], rlang/ir/prune.py)."""
+    from ...ad.derivatives import derivative_ir, restoration_unread, split_lanes
     from .emit import emit_module
 
     module, shared = derivative_ir(lowered, derivative)
+    if split_lanes(derivative)[0] == "grad":
+        module = restoration_unread(module, shared)
     return module, emit_module(module, report_locals=False, shared=shared)
 
 

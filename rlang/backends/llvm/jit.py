@@ -16,16 +16,15 @@ from __future__ import annotations
 import collections
 import ctypes
 import hashlib
-import os
 import pickle
 import threading
-from pathlib import Path
 
 
 import llvmlite
 import llvmlite.binding as llvm
 
-from ...errors import RlangError
+from ...disk_cache import cache_dir, package_digest, write_atomically
+from ...errors import InternalError, RlangError
 from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
@@ -34,7 +33,7 @@ from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
-#: invalidate the cache by themselves: `_compiler_digest`).
+#: invalidate the cache by themselves: `disk_cache.package_digest`).
 CODE_VERSION = "4"
 
 _initialised = False
@@ -63,10 +62,6 @@ def _load_compiler_runtime() -> None:
                 continue
     raise RlangError("the llvm backend needs the GCC runtime library (libgcc_s.so.1) for "
                      "128-bit arithmetic; install libgcc-s1")
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("RLANG_CACHE_DIR") or Path.home() / ".cache" / "rlang")
 
 
 def target_machine(opt: int = 3, reloc: str = "default"):
@@ -126,27 +121,8 @@ def _our_pass_options(ours: bool) -> None:
     llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
 
 
-_COMPILER_DIGEST: list = []
-
-
-def _compiler_digest() -> str:
-    """A digest of the package's source files as the file system describes them
-    (name, size, modification time), so that a changed compiler never reuses code
-    the old one cached.  Reading the files' bytes instead cost 17 ms of a first
-    call that the disk cache serves in 50 ms."""
-    if not _COMPILER_DIGEST:
-        package = Path(__file__).resolve().parents[2]          # rlang/
-        digest = hashlib.sha256()
-        for path in sorted(package.rglob("*.py")):
-            status = path.stat()
-            digest.update(f"{path.relative_to(package)}|{status.st_size}|"
-                          f"{status.st_mtime_ns}\n".encode())
-        _COMPILER_DIGEST.append(digest.hexdigest()[:16])
-    return _COMPILER_DIGEST[0]
-
-
 def compile_module(key: str, build) -> "NativeModule":
-    digest = hashlib.sha256(f"{CODE_VERSION}|{_compiler_digest()}|{llvmlite.__version__}|"
+    digest = hashlib.sha256(f"{CODE_VERSION}|{package_digest()}|{llvmlite.__version__}|"
                             f"{llvm.get_host_cpu_name()}|{array_header()}|{key}".encode()).hexdigest()[:32]
     path = cache_dir() / f"{digest}.rlo"
     if path.exists():
@@ -169,12 +145,8 @@ def compile_module(key: str, build) -> "NativeModule":
     loops = getattr(llvm_module, "threaded_loops", [])     # rlang/ir/blocks.py
     native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive, loops)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(temp, "wb") as f:
-            pickle.dump((module.entry, symbols, list(module.sites), obj, recursive, loops),
-                        f)
-        os.replace(temp, path)
+        write_atomically(path, pickle.dumps((module.entry, symbols, list(module.sites), obj,
+                                             recursive, loops)))
     except OSError:             # an unwritable cache only costs the next compile
         pass
     return native
@@ -270,6 +242,9 @@ class NativeModule:
         if cfunc is None:
             suffix = "_entry" if array_header() is None else "_pyentry"
             address = self.engine.get_function_address(symbol + suffix)
+            if not address:         # Note [Entry points of the entry], backends/llvm/emit.py
+                raise InternalError(f"the compiled module of {self.entry} has no entry "
+                                    f"point {symbol}{suffix}")
             cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)
             self._functions[symbol] = cfunc
         return cfunc

@@ -1,0 +1,43 @@
+"""Where rlang keeps what it computed once for later processes, and what that
+depends on: `cache_dir()` (`$RLANG_CACHE_DIR`, else ~/.cache/rlang) and
+`package_digest()`, a digest of rlang's own source files.  The llvm backend keeps
+compiled modules there (backends/llvm/jit.py), the loader parsed programs
+(frontend/parse_cache.py).  An entry that cannot be written only costs the next
+process the work again.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_PACKAGE_DIGEST: list = []
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("RLANG_CACHE_DIR") or Path.home() / ".cache" / "rlang")
+
+
+def package_digest() -> str:
+    """A digest of the package's source files as the file system describes them
+    (name, size, modification time), so that a changed rlang never reuses what an
+    older one cached.  Reading the files' bytes instead cost 17 ms of a first call
+    that the disk cache serves in 50 ms."""
+    if not _PACKAGE_DIGEST:
+        package = Path(__file__).resolve().parent         # rlang/
+        digest = hashlib.sha256()
+        for path in sorted(package.rglob("*.py")):
+            status = path.stat()
+            digest.update(f"{path.relative_to(package)}|{status.st_size}|"
+                          f"{status.st_mtime_ns}\n".encode())
+        _PACKAGE_DIGEST.append(digest.hexdigest()[:16])
+    return _PACKAGE_DIGEST[0]
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file (a reader never sees half a
+    file); an OSError (an unwritable cache) is left to the caller."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(f".{os.getpid()}.tmp")
+    temp.write_bytes(data)
+    os.replace(temp, path)
