@@ -104,10 +104,11 @@ def _run_pass(functions, plan, outputs: list, gradients: list) -> tuple:
 
 def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
                       inverse: bool) -> tuple:
-    """The gradient pass of `rlang.vjp` from `outputs` (copies: the pass changes them
-    back), seeded with `cotangents` (one per output, checked; None for none): ulog
-    cotangents go into log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come
-    back in value space."""
+    """The gradient pass of `rlang.vjp` from `outputs`, which are left as they are
+    (the pass runs on copies of the arrays and stacks it may write), seeded with
+    `cotangents` (one per output, checked; None for none): ulog cotangents go into
+    log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come back in value
+    space."""
     signature = signature_of(outputs)       # (a key no gradient plan has: see plan_key)
     key = None if signature is None else ("vjp", name, inverse, signature)
     plan = functions.plans.get(key) if key is not None else None
@@ -115,6 +116,9 @@ def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
         plan = GradientPlan(functions, name, outputs, None, inverse)
         if key is not None:
             functions.plans[key] = plan
+    written = functions.arrays_written(plan.native)     # None: any of them
+    outputs = [v.copy() if isinstance(v, Stack) or isinstance(v, np.ndarray) and (
+        written is None or k in written) else v for k, v in enumerate(outputs)]
     gradients = plan.zero_gradients(outputs)
     for k, cotangent in enumerate(cotangents):
         if cotangent is None or gradients[k] is None or isinstance(gradients[k], Stack):

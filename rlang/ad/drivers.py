@@ -552,8 +552,7 @@ def vjp(function, *args) -> tuple:
             from .compiled import compiled_vjp_pass
 
             result = module.compiled_or_none(compiled_vjp_pass, function.name,
-                                             [_copied(v) for v in outputs], seeds,
-                                             function.inverse)
+                                             list(outputs), seeds, function.inverse)
             if result is not None:
                 return result
         engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)

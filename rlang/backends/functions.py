@@ -8,7 +8,8 @@ of these objects (`rlang.Module.compiled`) and uses only
 
 - `unit`, `invcheck`, `plans` (its cache of gradient plans), `forward_free_gradients`;
 - `bind(name, args)`, `types_of(values)`, `call(name, args, inverse)`,
-  `conforms(name, signature, inverse)`, `conformed(name, signature, inverse)`;
+  `conforms(name, signature, inverse)`, `conformed(name, signature, inverse)`,
+  `arrays_written(native)`;
 - `lowered(name, types, inverse)`: the IR of a specialisation, lowered once;
 - `native(name, types, inverse, derivative)`: the compiled specialisation, or its
   derivative ("grad", "tan", "tan_grad": rlang/ad/derivatives.py), and
@@ -89,6 +90,11 @@ class CompiledFunctions:
         """(native module, symbol) of `name`'s entry point where arguments of
         `signature` are known to bind as they are and run there directly, else
         None (always, here)."""
+        return None
+
+    def arrays_written(self, native):
+        """The positions of the array parameters the entry point of `native` may
+        write, or None where that is not known (here)."""
         return None
 
     def to_device(self, arrays: list) -> list:

@@ -97,6 +97,13 @@ def prune_module(module: ir.Module) -> ir.Module:
     return ir.Module(module.entry, functions, module.sites) if changed else module
 
 
+def written_arrays(module: ir.Module, symbol: str) -> frozenset:
+    """The positions of the array parameters the function `symbol` of `module` may
+    write, through its calls too (a pass that restores nothing nobody reads writes
+    only its gradients: its callers need not copy the others)."""
+    return frozenset(_Effects(module).written_arrays.get(symbol, ()))
+
+
 def _called(module: ir.Module) -> set:
     """The symbols some function of `module` calls (Note [Restoration nobody
     reads]: a function called from compiled code has a caller that reads its

@@ -77,6 +77,11 @@ class LlvmFunctions(CompiledFunctions):
         as they are (an earlier call took the fast path with them), or None."""
         return self._fast.get((name, inverse, signature)) if signature else None
 
+    def arrays_written(self, native):
+        """The positions of the array parameters `native`'s entry function may write
+        once the IR passes ran (Note [Restoration nobody reads], ir/prune.py)."""
+        return native.entry_writes
+
     def run(self, native, symbol: str, values: list) -> list:
         """Call an entry point of a compiled module.  Deep native recursion runs on
         the interpreter's big-stack thread; other calls run here (starting a thread

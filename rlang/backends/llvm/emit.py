@@ -19,6 +19,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from ...ad.derivatives import complete
 from ...ir.passes import run_passes
+from ...ir.prune import written_arrays
 from ...primitives import UPDATE_TABLE
 from .. import abi
 from .expr import ExprEmitter, counted_loop
@@ -62,9 +63,12 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     backends/llvm/marshal.py) where NumPy's array layout allows it, else `<symbol>_entry`;
     `shared`: the shadows of gradients (rlang/ad/derivatives.py), which `@parallel for`
     blocks may sum privately.  The result's `threaded_loops` lists what Python needs
-    to run the planned parallel loops (Note [Parallel loops on threads], rlang/ir/blocks.py)."""
+    to run the planned parallel loops (Note [Parallel loops on threads], rlang/ir/blocks.py),
+    its `entry_writes` the positions of the array parameters the entry function may
+    write once the IR passes ran."""
     module = run_passes(complete(module))   # ad/derivatives.py, then ir/passes.py
     out = ll.Module(name=name)
+    out.entry_writes = written_arrays(module, module.entry)
     recursive, counted = recursive_symbols(module), depth_counted_symbols(module)
     distinct = distinct_gradients(module)
     once = inlined_once(module)

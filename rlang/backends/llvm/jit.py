@@ -34,7 +34,7 @@ from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `disk_cache.package_digest`).
-CODE_VERSION = "4"
+CODE_VERSION = "5"
 
 _initialised = False
 
@@ -128,8 +128,8 @@ def compile_module(key: str, build) -> "NativeModule":
     if path.exists():
         try:
             with open(path, "rb") as f:
-                entry, symbols, sites, obj, recursive, loops = pickle.load(f)
-            return NativeModule(entry, symbols, sites, obj, recursive, loops)
+                entry, symbols, sites, obj, recursive, loops, writes = pickle.load(f)
+            return NativeModule(entry, symbols, sites, obj, recursive, loops, writes)
         except Exception:       # a damaged cache entry is rebuilt
             pass
     module, llvm_module = build()
@@ -143,10 +143,12 @@ def compile_module(key: str, build) -> "NativeModule":
 
     recursive = bool(recursive_symbols(module))
     loops = getattr(llvm_module, "threaded_loops", [])     # rlang/ir/blocks.py
-    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive, loops)
+    writes = getattr(llvm_module, "entry_writes", None)     # backends/llvm/emit.py
+    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive, loops,
+                          writes)
     try:
         write_atomically(path, pickle.dumps((module.entry, symbols, list(module.sites), obj,
-                                             recursive, loops)))
+                                             recursive, loops, writes)))
     except OSError:             # an unwritable cache only costs the next compile
         pass
     return native
@@ -177,9 +179,12 @@ class NativeModule:
     """Object code loaded into its own MCJIT engine."""
 
     def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
-                 recursive: bool, loops: list = ()):
+                 recursive: bool, loops: list = (), entry_writes: frozenset | None = None):
         _initialise()
         self.entry, self.symbols, self.sites = entry, symbols, sites
+        # the positions of the array parameters the entry function may write, after
+        # the IR passes (None: not known; Note [Restoration nobody reads], ir/prune.py)
+        self.entry_writes = entry_writes
         self.recursive = recursive      # deep native recursion needs a big stack
         machine = target_machine()
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
