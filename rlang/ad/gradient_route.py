@@ -91,16 +91,15 @@ class GradientRoute:
         for k in self.written:
             if type(args[k]) is np.ndarray and not args[k].flags.writeable:
                 return None                 # the general route's error
+        if plan.added is not None and not value:    # Note [Gradients without the forward
+            result = _without_forward(functions, plan, self.fn.name, args,   # run]: on
+                                      self.inverse, self.signature)   # copies of what
+            if result is not None:                                    # f adds to, so
+                return result                                         # nothing to keep
         kept = saved_arrays(args, self.written)
         if self.aliasing:
             self.interpreter.check_argument_aliasing(self.fn, args)
         try:
-            if plan.added is not None and not value:    # Note [Gradients without the
-                #                                             forward run]
-                result = _without_forward(functions, plan, self.fn.name, args,
-                                          self.inverse, self.signature)
-                if result is not None:
-                    return result
             try:
                 outputs = functions.run(*self.forward, args)
             except RlangTypeError:          # (a read-only array the entry point found)
