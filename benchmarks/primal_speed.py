@@ -37,27 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import rlang  # noqa: E402
 
-SOURCE = """
-function logistic!(out!, r, s0, n: i64)
-    @routine begin
-        s ← zeros(f64, n + 1)
-        @inbounds s[0] += s0
-        @inbounds for i = 1:n
-            s[i] += r * s[i - 1] * (1.0 - s[i - 1])
-        end
-    end
-    out! += s[n]
-    ~@routine
-end
-
-function csc_matvec!(y!: f64[:], colptr: i64[:], rowval: i64[:], nzval: f64[:], x: f64[:])
-    @inbounds for j = 0:length(x) - 1
-        for p = colptr[j]:colptr[j + 1] - 1
-            y![rowval[p]] += nzval[p] * x[j]
-        end
-    end
-end
-"""
+WORKLOADS = ROOT / "benchmarks" / "llvm" / "workloads.rev"     # logistic!, csc_matvec!
 
 
 @numba.njit(cache=False)
@@ -164,7 +144,7 @@ def main() -> None:
     parser.add_argument("--csc", type=int, default=1000, help="CSC matrix size")
     parser.add_argument("--repeat", type=int, default=7)
     options = parser.parse_args()
-    module = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    module = rlang.load(WORKLOADS, backend="llvm", invcheck=False)
     print(f"{'':34} {'rlang':>13} {'baseline':>13}")
     recurrence(module, options.n, options.repeat)
     csc(module, options.csc, options.repeat)

@@ -1,7 +1,8 @@
 """Where rlang keeps what it computed once for later processes, and what that
 depends on: `cache_dir()` (`$RLANG_CACHE_DIR`, else ~/.cache/rlang) and
 `package_digest()`, a digest of rlang's own source files.  The llvm backend keeps
-compiled modules there (backends/llvm/jit.py), the loader parsed programs
+compiled modules there (backends/llvm/jit.py) and the analyses a warm first call
+would otherwise lower a program for (`remembered`), the loader parsed programs
 (frontend/parse_cache.py).  An entry that cannot be written only costs the next
 process the work again.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from pathlib import Path
 
 _PACKAGE_DIGEST: list = []
@@ -41,3 +43,22 @@ def write_atomically(path: Path, data: bytes) -> None:
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     temp.write_bytes(data)
     os.replace(temp, path)
+
+
+def remembered(key: str, compute):
+    """`compute()`'s result (a small picklable value) for `key`, from the disk cache
+    when an earlier process of this rlang stored it there, else computed and
+    stored.  `key` must cover everything the result depends on."""
+    digest = hashlib.sha256(f"{package_digest()}|{key}".encode()).hexdigest()[:32]
+    path = cache_dir() / f"{digest}.value"
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except Exception:       # noqa: BLE001 - missing or damaged: computed again
+        pass
+    value = compute()
+    try:
+        write_atomically(path, pickle.dumps(value))
+    except OSError:
+        pass
+    return value

@@ -21,7 +21,6 @@ import numpy as np
 from ..errors import RlangError, RlangTypeError
 from ..frontend import ast
 from ..ir import nodes as ir
-from ..ir.outputs import accumulate_only
 from ..lower.argument_types import signature_of, type_of_value
 from ..lower.statements import symbol_of
 from ..numbers import ULog, ULogArray
@@ -49,9 +48,17 @@ def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
             return result
     if plan is None:        # compile both passes before anything runs: a refusal
         resolve_loss(functions.unit.functions[name], loss)  # the interpreter's errors first
-        types = functions.types_of(functions.bind(name, args))         # leaves the
-        functions.native(name, types, inverse)                          # arguments
-        functions.native(name, types, inverse, derivative="grad")       # untouched
+        values = functions.bind(name, args)                             # leaves the
+        types = functions.types_of(values)                              # arguments
+        if on_outputs is None:                                          # untouched
+            plan = _first_plan_without_forward(functions, key, name, args, values, types,
+                                               loss, inverse, signature)
+            if plan is not None:
+                result = _without_forward(functions, plan, name, args, inverse, signature)
+                if result is not None:
+                    return result
+        functions.native(name, types, inverse)
+        functions.native(name, types, inverse, derivative="grad")
     if on_outputs is None and not any(isinstance(a, (ULog, ULogArray)) for a in args):
         with functions.resident():      # the driver reads no values until the end
             outputs = functions.call(name, args, inverse)
@@ -134,6 +141,23 @@ def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
     return _run_pass(functions, plan, outputs, gradients)
 
 
+def _first_plan_without_forward(functions, key, name: str, args: list, values: list,
+                                types: tuple, loss, inverse: bool, signature):
+    """The plan of a gradient's first call whose pass can start from the arguments
+    (Note [Gradients without the forward run], rlang/ir/outputs.py): the forward
+    module is then neither compiled nor run (a cold GMM gradient compiled both, 40 %
+    of its time in the forward's); None where the first call runs the forward (the
+    arguments are converted, ulog, or f does more than add to them)."""
+    if not functions.forward_free_gradients or functions.invcheck or key is None or \
+            any(v is not a for v, a in zip(values, args)) or \
+            any(isinstance(a, (ULog, ULogArray)) for a in args) or \
+            functions.forward_adds(name, types, inverse) is None:
+        return None
+    functions.note_as_is(name, signature, inverse, types)
+    plan = cached_plan(functions, key, None, name, list(args), loss, inverse)
+    return plan if plan.added is not None else None
+
+
 def _without_forward(functions, plan, name: str, args: list, inverse: bool, signature):
     """The gradients by the pass alone, started from the inputs, with the arrays the
     function adds to copied (Note [Gradients without the forward run],
@@ -202,7 +226,7 @@ class GradientPlan:
         self.route = None       # its calls' short route (ad/gradient_route.py), once made
         if functions.forward_free_gradients and not functions.invcheck and self.plain \
                 and loss is not None and not isinstance(outputs[self.position], ULog):
-            self.added = accumulate_only(functions.lowered(name, self.types, inverse))
+            self.added = functions.forward_adds(name, self.types, inverse)
 
     def _locate(self, fn, loss, outputs: list, host: list) -> None:
         """The loss's part, position and element, checked (the interpreter's errors)."""

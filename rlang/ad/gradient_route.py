@@ -75,12 +75,12 @@ class GradientRoute:
     def of(cls, functions, function, plan, signature):
         """The route of `plan` (made by a call with arguments of `signature`), or
         None where its calls take the general route."""
-        forward = functions.conformed(function.name, signature, function.inverse)
-        if forward is None or not plan.constant_loss or not plan.plain or plan.part \
-                or plan.log_space or plan.on_device:
+        if not functions.conforms(function.name, signature, function.inverse) or \
+                not plan.constant_loss or not plan.plain or plan.part or plan.log_space \
+                or plan.on_device:
             return None
         written = sorted(functions.interpreter.written.get(function.name, ()))
-        return cls(functions, function, plan, forward, written, signature)
+        return cls(functions, function, plan, None, written, signature)
 
     def __call__(self, args: list, value: bool = False):
         """The gradients (with `value`: the loss's value and the gradients), or None
@@ -96,6 +96,9 @@ class GradientRoute:
                                       self.inverse, self.signature)   # copies of what
             if result is not None:                                    # f adds to, so
                 return result                                         # nothing to keep
+        if self.forward is None:    # (compiled when first needed: Note [Gradients
+            self.forward = functions.conformed(self.fn.name, self.signature,  # without
+                                               self.inverse)        # the forward run])
         kept = saved_arrays(args, self.written)
         if self.aliasing:
             self.interpreter.check_argument_aliasing(self.fn, args)

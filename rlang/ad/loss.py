@@ -16,7 +16,6 @@ import numpy as np
 from ..dual import Dual
 from ..errors import RlangError, RlangTypeError
 from ..frontend import ast
-from ..frontend.parser import parse_expression
 from ..frontend.printer import format_expr
 from ..interp.evaluate import Evaluator
 from ..numbers import Fixed, ULog
@@ -62,7 +61,11 @@ def _parsed(text: str):
     """The loss text as an expression, parsed once per text: parsing runs on the
     deep-stack thread (rlang/deep.py), whose start costs more than a small gradient.
     The tree is immutable, so one may serve every call; a text that fails to parse
-    is not cached and raises again."""
+    is not cached and raises again.  (The parser, and lark with it, is imported
+    here: a loss that names a parameter needs neither, and a warm first gradient
+    saves the 30 ms of lark's import.)"""
+    from ..frontend.parser import parse_expression
+
     return parse_expression(text, "<loss>")
 
 

@@ -36,6 +36,7 @@ from ..deep import run_deep
 from ..errors import InternalError, RlangTypeError
 from ..ir import nodes as ir
 from ..lower.argument_types import type_of_value
+from ..ir.outputs import accumulate_only
 from ..lower.statements import lower, symbol_of
 
 
@@ -86,6 +87,10 @@ class CompiledFunctions:
         bind to `name`'s parameters as they are (none are, here)."""
         return False
 
+    def note_as_is(self, name: str, signature, inverse: bool, types: tuple) -> None:
+        """Remember that arguments of `signature` bound to `name`'s parameters (of
+        IR `types`) as they are (nothing to remember, here)."""
+
     def conformed(self, name: str, signature, inverse: bool = False):
         """(native module, symbol) of `name`'s entry point where arguments of
         `signature` are known to bind as they are and run there directly, else
@@ -124,6 +129,11 @@ class CompiledFunctions:
             module = self._lowered[key] = lower(self.unit, name, types, inverse,
                                                 self.invcheck)
         return module
+
+    def forward_adds(self, name: str, types: tuple, inverse: bool):
+        """The positions of the parameters the specialisation only adds to, when it
+        only reads the others (ir/outputs.py `accumulate_only`; None otherwise)."""
+        return accumulate_only(self.lowered(name, types, inverse))
 
     def lowered_for(self, name: str, types: tuple, inverse: bool):
         """`lowered(backward)` of ad/derivatives.py for the specialisation: its IR run

@@ -399,13 +399,15 @@ class Update:
     the target's array by the value: at run time, those indices must not be the
     target's (LANGUAGE.md §5); empty when unchecked.  `reassociable`: a float sum
     whose terms may be added in any order (Note [Reassociable gradient sums],
-    rlang/ad/adjoint_ir.py)."""
+    rlang/ad/adjoint_ir.py).  `onto_zero`: the target is known zero before, so the
+    update may store its value (Note [Updates onto zeros], rlang/ir/onto_zeros.py)."""
 
     target: object
     op: str
     value: object
     alias_checks: tuple = ()
     reassociable: bool = False
+    onto_zero: bool = False
 
 
 @dataclass(frozen=True)

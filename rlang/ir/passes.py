@@ -9,7 +9,9 @@ is explained by the Note it names.
 
 The order matters: known zeros are dropped first, which leaves more statements
 whose only effect is on ancillas freed unchecked for the dead-code pass; the seed
-guards are placed last, on the statements that remain.
+guards are placed on the statements that remain, which turns the seed branches
+into selects where it can; updates onto zeros are marked last, in straight-line
+code the branches no longer hide.
 
 `ir/outputs.py` (`accumulate_only`) is an analysis, not a pass: the compiled AD
 driver asks it whether a gradient can skip the forward run.
@@ -21,6 +23,7 @@ from typing import Callable
 
 from . import nodes as ir
 from .guards import selects_outside_gathers
+from .onto_zeros import mark_updates_onto_zeros
 from .prune import prune_module
 from .zeros import drop_zero_updates
 
@@ -37,6 +40,8 @@ PASSES: tuple[Pass, ...] = (
     Pass("zeros", drop_zero_updates, "Note [Known zeros], rlang/ir/zeros.py"),
     Pass("prune", prune_module, "Note [Dead uncomputation], rlang/ir/prune.py"),
     Pass("guards", selects_outside_gathers, "Note [Zero seeds], rlang/ir/guards.py"),
+    Pass("onto zeros", mark_updates_onto_zeros,
+         "Note [Updates onto zeros], rlang/ir/onto_zeros.py"),
 )
 
 

@@ -379,6 +379,8 @@ class FunctionWriter(SharedWriteWriter, ExprWriter):
             return
         old = self.place_text(target, indices)
         sign = "+" if combines == "add" else "-"
+        if stmt.onto_zero:              # Note [Updates onto zeros], rlang/ir/onto_zeros.py
+            old = "0.0" if t in ("f32", "f64") else "0"
         if combines == "xor":
             new = f"w32({old} ^ {value})" if t == "i32" else f"({old} ^ {value})"
         elif t == "f64":

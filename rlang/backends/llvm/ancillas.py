@@ -10,6 +10,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .. import abi
 from .expr import counted_loop, loop_hints
+from .kept_blocks import block_functions
 from .types import F64, I1, I64, I8, local_name
 
 
@@ -26,7 +27,8 @@ from .types import F64, I1, I64, I8, local_name
 # restores it at the end, so a loop of any length uses the stack of one pass; the deallocation frees only heap memory (an i1 slot says
 # which it was).  Larger arrays, ancillas allocated in nested statements (`if`
 # branches), `main`'s store (handed to Python) and every ancilla of a recursive
-# function (whose depth only the depth limit bounds) come from calloc as before.
+# function (whose depth only the depth limit bounds) come from the heap (Note
+# [Large ancillas kept between calls], backends/llvm/kept_blocks.py).
 
 # Note [Zeroing without memset]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -54,11 +56,16 @@ SMALL_ARRAY_BYTES = 4096
 
 class AncillaEmitter:
     def _allocate_heap(self, var: ir.Var, count, size, site: int, dims=()):
-        """Zeroed memory from calloc; failing to get it is an error of the program,
-        reported at `site` (with the extents `dims` recorded, for its message)."""
+        """Zeroed memory from the heap: through rev_block_take (Note [Large ancillas
+        kept between calls]), or from calloc for main's store, which Python frees;
+        failing to get it is an error of the program, reported at `site` (with the
+        extents `dims` recorded, for its message)."""
         b = self.builder
-        data = b.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
-                      [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
+        if var in self.results:
+            data = b.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
+                          [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
+        else:
+            data = b.call(block_functions(self.out)[0], [size])
         failed = b.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
         self.fail_if(b.and_(failed, b.icmp_signed(">", size, ll.Constant(I64, 0))), site,
                      [size], record=self.shape_recorder(dims))
@@ -109,7 +116,8 @@ class AncillaEmitter:
 
     def _free_array(self, var: ir.Var, data) -> None:
         b = self.builder
-        free = self.runtime("free", ll.VoidType(), [I8.as_pointer()])
+        free = self.runtime("free", ll.VoidType(), [I8.as_pointer()]) \
+            if var in self.results else block_functions(self.out)[1]
         pointer = b.bitcast(data, I8.as_pointer())
         if var not in self.on_stack:
             b.call(free, [pointer])

@@ -395,19 +395,22 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                                                                             self.expr(b)))
                 self.fail_if(same, site, ())
         pointer = self.address(target)
-        old = self.from_storage(self.builder.load(pointer), target.type)
         value = self.expr(stmt.value)
         t = ir.representation(target.type)     # a ulog's logarithm goes up or down
         combines = UPDATE_TABLE[stmt.op].combines      # the IR has += -= ^= only
+        # onto a zero (Note [Updates onto zeros], rlang/ir/onto_zeros.py): no load, and
+        # `nsz` lets LLVM fold 0 ± v (the zero's sign may differ)
+        old = self.from_storage(ll.Constant(storage_type(target.type), 0) if stmt.onto_zero
+                                else self.builder.load(pointer), target.type)
         if combines == "xor":
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
-            flags = ("reassoc",) if stmt.reassociable else ()
+            flags = ("reassoc",) * stmt.reassociable + ("nsz",) * stmt.onto_zero
             wide = t == "f32" and stmt.value.type == "f64"     # Note [f32 updates]
             if wide:
                 old = self.builder.fpext(old, ll.DoubleType())
             new = self.builder.fadd(old, value, flags=flags) if combines == "add" else \
-                self.builder.fsub(old, value)
+                self.builder.fsub(old, value, flags=flags)
             if wide:
                 new = self.builder.fptrunc(new, ll.FloatType())
         else:

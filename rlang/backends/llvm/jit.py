@@ -28,13 +28,14 @@ from ...errors import InternalError, RlangError
 from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
+from . import kept_blocks
 from .blocks import ThreadedLoops
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `disk_cache.package_digest`).
-CODE_VERSION = "5"
+CODE_VERSION = "6"
 
 _initialised = False
 
@@ -50,16 +51,23 @@ def _initialise() -> None:
 
 def _load_compiler_runtime() -> None:
     """Make the compiler's runtime routines (`__divti3`: 128-bit division, which
-    fixed-point `/` uses) resolvable by the JIT, as the linker does for `gcc`."""
+    fixed-point `/` uses) resolvable by the JIT, as the linker does for `gcc`.  The
+    usual name first: ctypes.util.find_library runs `ldconfig -p` in a subprocess,
+    10–40 ms of a warm first call."""
+    try:
+        llvm.load_library_permanently("libgcc_s.so.1")
+        return
+    except RuntimeError:
+        pass
     import ctypes.util
 
-    for name in (ctypes.util.find_library("gcc_s"), "libgcc_s.so.1"):
-        if name:
-            try:
-                llvm.load_library_permanently(name)
-                return
-            except RuntimeError:
-                continue
+    name = ctypes.util.find_library("gcc_s")
+    if name:
+        try:
+            llvm.load_library_permanently(name)
+            return
+        except RuntimeError:
+            pass
     raise RlangError("the llvm backend needs the GCC runtime library (libgcc_s.so.1) for "
                      "128-bit arithmetic; install libgcc-s1")
 
@@ -217,6 +225,7 @@ class NativeModule:
 
         self._install_hook(PRINT_HOOK, print_hook)
         self._install_hook(LOCALS_HOOK, locals_hook)
+        kept_blocks.install(self.engine)    # Note [Large ancillas kept between calls]
         self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
         self.loops = ThreadedLoops(self, loops)     # Note [Parallel loops on threads]
         self.loops.install()

@@ -476,8 +476,14 @@ def test_stack_ancillas_are_zeroed_without_memset_and_llvm_is_left_as_it_was():
                                    False, invcheck))
         # (memsets of a constant size become plain stores: no call); the zeroing
         # loop is not vectorised either (its wide stores can fail to forward too)
+        # (the heap's kept blocks are zeroed with memset in rev_block_take alone:
+        # Note [Large ancillas kept between calls], backends/llvm/kept_blocks.py)
         optimised = llvm_jit.optimise(str(module), machine)
-        assert "memset" not in machine.emit_assembly(optimised)
+        assembly = machine.emit_assembly(optimised)
+        take = re.search(r"^rev_block_take:.*?^\.Lfunc_end\d+:", assembly, re.S | re.M)
+        if take:
+            assembly = assembly[:take.start()] + assembly[take.end():]
+        assert "memset" not in assembly
         assert not re.search(r"store <\d+ x i64> zeroinitializer", str(optimised))
     assert "memset" not in str(llvm_jit.optimise(ZERO_LOOP_IR, machine))
     module = llvm.parse_assembly(ZERO_LOOP_IR)

@@ -7,8 +7,9 @@ built from the dataclasses of rlang/ir/nodes.py.
 - `prune_module` (Note [Dead uncomputation]) drops quiet statements whose only effect
   is on ancillas freed unchecked, and keeps checks, output, loops that might not
   end, calls that are not quiet and whatever a parameter or `main`'s store sees;
-- `run_passes` runs `PASSES` ("zeros", "prune", "guards") in that order, each on the
-  previous one's result.
+- `run_passes` runs `PASSES` ("zeros", "prune", "guards", "onto zeros") in that
+  order, each on the previous one's result (the last is tested in
+  test_ir_onto_zeros.py).
 
 A pass returns the module itself when it changes nothing.  The seed-guard pass and
 the accumulate-only analysis are tested in test_ir_guards_and_outputs.py.
@@ -19,6 +20,7 @@ import pytest
 
 from rlang.ir import nodes as ir
 from rlang.ir.guards import selects_outside_gathers, when_nonzero
+from rlang.ir.onto_zeros import mark_updates_onto_zeros
 from rlang.ir.passes import PASSES, Pass, run_passes
 from rlang.ir.prune import prune_module
 from rlang.ir.zeros import drop_zero_updates
@@ -255,10 +257,10 @@ def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
 # -------------------------------------------------------------- the pass list
 
 def test_the_passes_run_in_the_documented_order():
-    assert [p.name for p in PASSES] == ["zeros", "prune", "guards"]
+    assert [p.name for p in PASSES] == ["zeros", "prune", "guards", "onto zeros"]
     assert [p.run for p in PASSES] == [drop_zero_updates, prune_module,
-                                       selects_outside_gathers]
-    for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py")):
+                                       selects_outside_gathers, mark_updates_onto_zeros]
+    for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py", "onto_zeros.py")):
         assert step.note.startswith("Note [") and step.note.endswith("rlang/ir/" + file)
 
 
