@@ -306,6 +306,17 @@ def _in_value_space(gradient, value):
     return gradient
 
 
+def _zero_kinds(types: tuple, values: list):
+    """How to make each argument's zero gradient where all are plain (NumPy arrays
+    or scalars of float or complex gradients: `_zero_kind`, None for integers and
+    bools), once per argument kinds; None where some are not (stacks)."""
+    shadows = [shadow_type(t) for t in types]
+    if any(isinstance(s, ir.StackType) for s in shadows) or \
+            any(isinstance(v, np.ndarray) and type(v) is not np.ndarray for v in values):
+        return None
+    return [None if s is None else _zero_kind(s, v) for s, v in zip(shadows, values)]
+
+
 def _zero_gradient(value, t):
     """The zero gradient of a float argument (None for integers and bools); for a
     stack of floats, a stack of as many zeros (its items carry no gradient in, as
@@ -402,7 +413,7 @@ class _ForwardOverReverse:
         if known is not None:       # arguments of these kinds bind as they are
             self.values = list(args)
             (self.view, self.types, self.forward, self.forward_symbol, self.backward,
-             self.backward_symbol) = known
+             self.backward_symbol, self.kinds) = known
             return
         self.view = None
         if loss is not None:        # the interpreter's errors, before compiling
@@ -419,9 +430,10 @@ class _ForwardOverReverse:
             self.backward = functions.native(name, types, inverse, derivative="tan_grad")
             self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
                 symbol_of(name, types, not inverse)))
+        self.kinds = _zero_kinds(types, values)
         if key and all(v is a for v, a in zip(values, args)):
             functions.plans[key] = (self.view, types, self.forward, self.forward_symbol,
-                                    self.backward, self.backward_symbol)
+                                    self.backward, self.backward_symbol, self.kinds)
 
     @functools.cached_property
     def inputs(self) -> list:
@@ -436,7 +448,16 @@ class _ForwardOverReverse:
                 for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
 
     def zero_tangents(self) -> list:
-        return [_zero_gradient(v, t) for v, t in zip(self.values, self.types)]
+        return self.zeros_like(self.values)
+
+    def zeros_like(self, values: list) -> list:
+        """A zero gradient (or tangent) per argument of `values` (of the plan's kinds;
+        None for integers and bools), stacks' included."""
+        if self.kinds is None:
+            return [_zero_gradient(v, t) for v, t in zip(values, self.types)]
+        return [None if kind is None else np.zeros(v.shape, dtype=kind)
+                if kind is np.float64 or kind is np.complex128 else kind()
+                for v, kind in zip(values, self.kinds)]
 
     def tangents_along(self, directions: list) -> list:
         """The tangents of the arguments (zero tangents, stacks' included) with
@@ -476,9 +497,9 @@ class _ForwardOverReverse:
         per argument (None for those without a gradient): f's tangent run, then the
         tangent run of the gradient pass from its outputs, whose gradients start as
         `seed(outputs, gradients)` leaves the zero gradients it is given."""
-        functions, types = self.functions, self.types
+        functions = self.functions
         outputs, output_tangents = self.forward_run(tangents)
-        gradients = [_zero_gradient(v, t) for v, t in zip(outputs, types)]
+        gradients = self.zeros_like(outputs)
         seed(outputs, gradients)
         grads = [g for g in gradients if g is not None]
         zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else

@@ -225,7 +225,8 @@ class NativeModule:
 
         self._install_hook(PRINT_HOOK, print_hook)
         self._install_hook(LOCALS_HOOK, locals_hook)
-        kept_blocks.install(self.engine)    # Note [Large ancillas kept between calls]
+        kept_blocks.install(self.engine, target_machine)    # Note [Large ancillas kept
+        #                                                     between calls]
         self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
         self.loops = ThreadedLoops(self, loops)     # Note [Parallel loops on threads]
         self.loops.install()

@@ -1,7 +1,8 @@
-"""Large array ancillas' memory, kept from one call for the next: the compiled
-functions `rev_block_take`/`rev_block_give` that every heap ancilla goes through,
-and the process-wide table of kept blocks they share (installed into each loaded
-module by `install`, emptied by `release_kept_blocks`).
+"""Large array ancillas' memory, kept from one call for the next: the functions
+`rev_block_take`/`rev_block_give` of each module, which every heap ancilla goes
+through, and the process's own compiled routines behind them, with the table of
+kept blocks they share (installed into each loaded module by `install`, emptied by
+`release_kept_blocks`).
 
 Note [Large ancillas kept between calls]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -25,22 +26,29 @@ Taking and giving swap slots atomically (`xchg`, `cmpxchg`), so `@parallel for`
 bodies and threaded calls may share the table; a block is only read after its
 taker owns it.  Memory a program frees stays with the process, at most
 KEEP_BUDGET bytes of it: the price of the speed, as with any allocator that
-caches; `release_kept_blocks()` gives it back.  Compiled code loaded elsewhere (a
-shared library of `rlang compile --emit shared`) finds the table's global null and
-uses calloc and free alone, with the same headers.  main's store, whose arrays
-Python frees, is allocated with plain calloc (backends/llvm/ancillas.py).
+caches; `release_kept_blocks()` gives it back.  The routines that keep blocks are
+compiled once per process (their object code kept in the disk cache) and reached
+through two hooks each module's `rev_block_take`/`rev_block_give` read: inlined
+into every module, the 8-slot routines had added 30 ms to each module's
+compilation.  Compiled code loaded elsewhere (a shared library of `rlang compile
+--emit shared`) finds the hooks null and uses calloc and free alone.  main's
+store, whose arrays Python frees, is allocated with plain calloc
+(backends/llvm/ancillas.py).
 """
 from __future__ import annotations
 
 import ctypes
 import threading
 
+import llvmlite
+import llvmlite.binding as llvm
 from llvmlite import ir as ll
 
+from ...disk_cache import remembered
 from .types import I1, I64, I8
 
-#: The global that points to the table of kept blocks (null: keep none).
-KEPT_BLOCKS = "rev_kept_blocks"
+#: The globals through which a module reaches the process's routines (null: none).
+TAKE_HOOK, GIVE_HOOK = "rev_take_hook", "rev_give_hook"
 #: Blocks smaller than this are not kept (glibc reuses its heap for them).
 KEEP_FROM = 1 << 20
 #: How many blocks, and how many bytes in all, the table keeps.
@@ -50,32 +58,43 @@ KEEP_BUDGET = 256 << 20
 HEADER = 16
 
 _POINTER = I8.as_pointer()
+_TAKE = ll.FunctionType(_POINTER, [I64])
+_GIVE = ll.FunctionType(ll.VoidType(), [_POINTER])
 
+
+# ------------------------------------------------------------ in every module
 
 def block_functions(out: ll.Module) -> tuple:
     """(`i8* rev_block_take(i64 size)`, `void rev_block_give(i8* data)`) of the
-    module `out`, defined on first use.  take gives `size` zero bytes, or null when
-    the memory cannot be had; give takes back what take gave."""
+    module `out`, defined on first use: take gives `size` zero bytes (null when the
+    memory cannot be had), give takes back what take gave; through the process's
+    routines where the hooks are set, by calloc and free where not."""
     take = out.globals.get("rev_block_take")
     if take is None:
-        take = _define_take(out)
-        _define_give(out)
+        take = _wrapper(out, "rev_block_take", _TAKE, TAKE_HOOK)
+        _wrapper(out, "rev_block_give", _GIVE, GIVE_HOOK)
     return take, out.globals["rev_block_give"]
 
 
-def _table(out: ll.Module):
-    table = out.globals.get(KEPT_BLOCKS)
-    if table is None:
-        table = ll.GlobalVariable(out, _POINTER.as_pointer(), name=KEPT_BLOCKS)
-        table.initializer = ll.Constant(_POINTER.as_pointer(), None)
-    return table
-
-
-def _function(out: ll.Module, name: str, ret, args) -> ll.Function:
-    fn = ll.Function(out, ll.FunctionType(ret, args), name=name)
+def _wrapper(out: ll.Module, name: str, kind: ll.FunctionType, hook_name: str):
+    fn = ll.Function(out, kind, name=name)
     fn.linkage = "internal"
-    fn.attributes.add("noinline")
     fn.attributes.add("nounwind")
+    if kind is _TAKE:
+        fn.return_value.add_attribute("noalias")
+    hook = ll.GlobalVariable(out, kind.as_pointer(), name=hook_name)
+    hook.initializer = ll.Constant(kind.as_pointer(), None)
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    routine = b.load(hook)
+    with b.if_then(b.icmp_unsigned("!=", routine, ll.Constant(routine.type, None))):
+        result = b.call(routine, list(fn.args))
+        b.ret(result) if kind is _TAKE else b.ret_void()
+    if kind is _TAKE:
+        b.ret(b.call(_libc(out, "calloc", _POINTER, [I64, I64]),
+                     [fn.args[0], ll.Constant(I64, 1)]))
+    else:
+        b.call(_libc(out, "free", ll.VoidType(), [_POINTER]), [fn.args[0]])
+        b.ret_void()
     return fn
 
 
@@ -85,29 +104,50 @@ def _libc(out: ll.Module, name: str, ret, args) -> ll.Function:
                                                              name=name)
 
 
+# ------------------------------------------------------- the process's routines
+
+def _routines() -> ll.Module:
+    """`rev_kept_take`, `rev_kept_give` (the hooks' targets), `rev_kept_release`
+    (frees every kept block, returns their bytes) and `rev_kept_held` over one
+    table: KEEP_SLOTS block addresses, then the bytes the blocks hold."""
+    out = ll.Module("rev_kept_blocks")
+    table = ll.GlobalVariable(out, ll.ArrayType(_POINTER, KEEP_SLOTS + 1), name="rev_kept_table")
+    table.initializer = ll.Constant(table.value_type, None)
+    table.linkage = "internal"
+    _define_take(out, table)
+    _define_give(out, table)
+    _define_release(out, table)
+    held = ll.Function(out, ll.FunctionType(I64, []), name="rev_kept_held")
+    b = ll.IRBuilder(held.append_basic_block("entry"))
+    counter = _counter(b, table)
+    b.ret(b.load_atomic(counter, "monotonic", 8))
+    return out
+
+
+def _slot(b: ll.IRBuilder, table, j):
+    return b.gep(table, [ll.Constant(I64, 0), j if isinstance(j, ll.Value) else
+                         ll.Constant(I64, j)])
+
+
 def _counter(b: ll.IRBuilder, table):
     """The table's word after its slots: the bytes its blocks hold."""
-    return b.bitcast(b.gep(table, [ll.Constant(I64, KEEP_SLOTS)]), I64.as_pointer())
+    return b.bitcast(_slot(b, table, KEEP_SLOTS), I64.as_pointer())
 
 
-def _define_take(out: ll.Module) -> ll.Function:
-    fn = _function(out, "rev_block_take", _POINTER, [I64])
-    fn.return_value.add_attribute("noalias")
+def _define_take(out: ll.Module, table) -> None:
+    fn = ll.Function(out, _TAKE, name="rev_kept_take")
     size = fn.args[0]
     calloc = _libc(out, "calloc", _POINTER, [I64, I64])
     free = _libc(out, "free", ll.VoidType(), [_POINTER])
     memset = out.declare_intrinsic("llvm.memset", [_POINTER, I64])
     b = ll.IRBuilder(fn.append_basic_block("entry"))
     fresh = fn.append_basic_block("fresh")
-    table = b.load(_table(out))
-    keeps = b.and_(b.icmp_unsigned("!=", table, ll.Constant(table.type, None)),
-                   b.icmp_unsigned(">=", size, ll.Constant(I64, KEEP_FROM)))
     slot = fn.append_basic_block("slot0")
-    b.cbranch(keeps, slot, fresh)
+    b.cbranch(b.icmp_unsigned(">=", size, ll.Constant(I64, KEEP_FROM)), slot, fresh)
     for j in range(KEEP_SLOTS):
         b.position_at_end(slot)
         following = fn.append_basic_block(f"slot{j + 1}") if j + 1 < KEEP_SLOTS else fresh
-        place = b.gep(table, [ll.Constant(I64, j)])
+        place = _slot(b, table, j)
         block = b.atomic_rmw("xchg", place, ll.Constant(_POINTER, None), "acq_rel")
         owned = fn.append_basic_block(f"owned{j}")
         b.cbranch(b.icmp_unsigned("!=", block, ll.Constant(_POINTER, None)), owned, following)
@@ -131,24 +171,19 @@ def _define_take(out: ll.Module) -> ll.Function:
         slot = following
     b.position_at_end(fresh)
     block = b.call(calloc, [b.add(size, ll.Constant(I64, HEADER)), ll.Constant(I64, 1)])
-    failed = b.icmp_unsigned("==", block, ll.Constant(_POINTER, None))
-    with b.if_then(failed):
+    with b.if_then(b.icmp_unsigned("==", block, ll.Constant(_POINTER, None))):
         b.ret(block)
     b.store(size, b.bitcast(block, I64.as_pointer()))
     b.ret(b.gep(block, [ll.Constant(I64, HEADER)]))
-    return fn
 
 
-def _define_give(out: ll.Module) -> ll.Function:
-    fn = _function(out, "rev_block_give", ll.VoidType(), [_POINTER])
+def _define_give(out: ll.Module, table) -> None:
+    fn = ll.Function(out, _GIVE, name="rev_kept_give")
     free = _libc(out, "free", ll.VoidType(), [_POINTER])
     b = ll.IRBuilder(fn.append_basic_block("entry"))
     block = b.gep(fn.args[0], [ll.Constant(I64, -HEADER)])
-    table = b.load(_table(out))
     size = b.load(b.bitcast(block, I64.as_pointer()))
-    keeps = b.and_(b.icmp_unsigned("!=", table, ll.Constant(table.type, None)),
-                   b.icmp_unsigned(">=", size, ll.Constant(I64, KEEP_FROM)))
-    with b.if_then(b.not_(keeps)):
+    with b.if_then(b.icmp_unsigned("<", size, ll.Constant(I64, KEEP_FROM))):
         b.call(free, [block])
         b.ret_void()
     held = b.atomic_rmw("add", _counter(b, table), size, "monotonic")
@@ -159,8 +194,8 @@ def _define_give(out: ll.Module) -> ll.Function:
     for j in range(KEEP_SLOTS):
         b.position_at_end(slot)
         following = fn.append_basic_block(f"slot{j + 1}") if j + 1 < KEEP_SLOTS else drop
-        put = b.cmpxchg(b.gep(table, [ll.Constant(I64, j)]), ll.Constant(_POINTER, None),
-                        block, "acq_rel", "monotonic")
+        put = b.cmpxchg(_slot(b, table, j), ll.Constant(_POINTER, None), block, "acq_rel",
+                        "monotonic")
         with b.if_then(b.extract_value(put, 1)):
             b.ret_void()
         b.branch(following)
@@ -169,92 +204,74 @@ def _define_give(out: ll.Module) -> ll.Function:
     b.atomic_rmw("sub", _counter(b, table), size, "monotonic")
     b.call(free, [block])
     b.ret_void()
-    return fn
+
+
+def _define_release(out: ll.Module, table) -> None:
+    fn = ll.Function(out, ll.FunctionType(I64, []), name="rev_kept_release")
+    free = _libc(out, "free", ll.VoidType(), [_POINTER])
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    released = b.alloca(I64)
+    b.store(ll.Constant(I64, 0), released)
+    for j in range(KEEP_SLOTS):
+        block = b.atomic_rmw("xchg", _slot(b, table, j), ll.Constant(_POINTER, None),
+                             "acq_rel")
+        with b.if_then(b.icmp_unsigned("!=", block, ll.Constant(_POINTER, None))):
+            size = b.load(b.bitcast(block, I64.as_pointer()))
+            b.atomic_rmw("sub", _counter(b, table), size, "monotonic")
+            b.call(free, [block])
+            b.store(b.add(b.load(released), size), released)
+    b.ret(b.load(released))
 
 
 # ------------------------------------------------------------------ Python's side
 
-#: The process's table: KEEP_SLOTS block addresses (0: empty), then the bytes held.
-_TABLE = (ctypes.c_void_p * (KEEP_SLOTS + 1))()
 _LOCK = threading.Lock()
-_libc_free = ctypes.CDLL(None).free
-_libc_free.argtypes = [ctypes.c_void_p]
-_libc_free.restype = None
+_LOADED: list = []          # [engine, take, give, release, held] once loaded
 
 
-def install(engine) -> None:
-    """Point a loaded module's table global (if it has one) at the process's table."""
-    address = engine.get_global_value_address(KEPT_BLOCKS)
-    if address:
-        ctypes.c_void_p.from_address(address).value = ctypes.addressof(_TABLE)
+def install(engine, machine) -> None:
+    """Point a loaded module's hooks (if it has them) at the process's routines,
+    compiled (or read from the disk cache) with the target machine `machine()` on
+    first use."""
+    take = engine.get_global_value_address(TAKE_HOOK)
+    give = engine.get_global_value_address(GIVE_HOOK)
+    if not (take or give):
+        return
+    routines = _routines_loaded(machine)
+    ctypes.c_void_p.from_address(take).value = routines[1]
+    ctypes.c_void_p.from_address(give).value = routines[2]
+
+
+def _routines_loaded(machine) -> list:
+    with _LOCK:
+        if not _LOADED:
+            target = machine()
+            obj = remembered(f"kept blocks|{llvmlite.__version__}|{target.triple}|"
+                             f"{llvm.get_host_cpu_name()}", lambda: _object_code(target))
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target)
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            engine.finalize_object()
+            address = engine.get_function_address
+            _LOADED[:] = [engine, address("rev_kept_take"), address("rev_kept_give"),
+                          ctypes.CFUNCTYPE(ctypes.c_int64)(address("rev_kept_release")),
+                          ctypes.CFUNCTYPE(ctypes.c_int64)(address("rev_kept_held"))]
+        return _LOADED
+
+
+def _object_code(target) -> bytes:
+    module = llvm.parse_assembly(str(_routines()))
+    module.triple = target.triple
+    module.data_layout = str(target.target_data)
+    module.verify()
+    return target.emit_object(module)
 
 
 def kept_bytes() -> int:
     """The bytes the table holds now."""
-    return _TABLE[KEEP_SLOTS] or 0
+    return _LOADED[4]() if _LOADED else 0
 
 
 def release_kept_blocks() -> int:
     """Free every kept block (compiled code running meanwhile is safe: a block is
     taken out of its slot before it is freed); returns the bytes given back."""
-    released = 0
-    with _LOCK:
-        for j in range(KEEP_SLOTS):
-            address = ctypes.addressof(_TABLE) + j * ctypes.sizeof(ctypes.c_void_p)
-            block = _exchange_null(address)
-            if block:
-                size = ctypes.c_int64.from_address(block).value
-                _subtract_held(size)
-                _libc_free(block)
-                released += size
-    return released
-
-
-def _exchange_null(address: int) -> int:
-    """Atomically take the pointer at `address`, leaving null (via the compiled
-    swap: Python has no atomic exchange of its own)."""
-    return _swap()(address)
-
-
-def _subtract_held(size: int) -> None:
-    _add()(ctypes.addressof(_TABLE) + KEEP_SLOTS * ctypes.sizeof(ctypes.c_void_p), -size)
-
-
-_helpers: dict = {}
-
-
-def _swap():
-    if "swap" not in _helpers:
-        _build_helpers()
-    return _helpers["swap"]
-
-
-def _add():
-    if "add" not in _helpers:
-        _build_helpers()
-    return _helpers["add"]
-
-
-def _build_helpers() -> None:
-    """Two tiny compiled functions: an atomic swap with null and an atomic add."""
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    module = ll.Module("kept_blocks")
-    swap = ll.Function(module, ll.FunctionType(I64, [I64]), name="swap")
-    b = ll.IRBuilder(swap.append_basic_block("entry"))
-    b.ret(b.atomic_rmw("xchg", b.inttoptr(swap.args[0], I64.as_pointer()),
-                       ll.Constant(I64, 0), "acq_rel"))
-    add = ll.Function(module, ll.FunctionType(ll.VoidType(), [I64, I64]), name="add")
-    b = ll.IRBuilder(add.append_basic_block("entry"))
-    b.atomic_rmw("add", b.inttoptr(add.args[0], I64.as_pointer()), add.args[1], "monotonic")
-    b.ret_void()
-    machine = llvm.Target.from_default_triple().create_target_machine()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), machine)
-    engine.finalize_object()
-    _helpers["engine"] = engine
-    _helpers["swap"] = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64)(
-        engine.get_function_address("swap"))
-    _helpers["add"] = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_int64)(
-        engine.get_function_address("add"))
+    return _LOADED[3]() if _LOADED else 0

@@ -98,6 +98,63 @@ def test_shared_library_with_a_c_program(tmp_path):
     assert "gradient pass of multiplier" in header
 
 
+LARGE_ANCILLA_SOURCE = """\
+# counts the zeros of a fresh 2.4 MB ancilla, fills it, sums it, empties it again
+function zeros_then_sum!(count!: i64, total!: f64, n: i64)
+    a ← zeros(f64, n)
+    for i = 0:n - 1
+        if a[i] == 0.0
+            count! += 1
+        end
+        a[i] += f64(i % 7)
+    end
+    for i = 0:n - 1
+        total! += a[i]
+    end
+    for i = 0:n - 1
+        a[i] -= f64(i % 7)
+    end
+    a → zeros(f64, n)
+end
+"""
+
+LARGE_ANCILLA_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "libprog.h"
+
+int main(void) {
+    int64_t ctx[REV_CTX_WORDS];
+    for (int round = 0; round < 3; round++) {
+        memset(ctx, 0, sizeof ctx);
+        ctx[REV_CTX_MAX_DEPTH] = 10000;
+        int64_t count = 0, n = 300000;
+        double total = 0.0;
+        int32_t status = rev_zeros_then_sum___i64_f64_i64(ctx, &count, &total, &n);
+        printf("%d %lld %.1f\n", status, (long long) count, total);
+    }
+    return 0;
+}
+"""
+
+
+def test_large_ancillas_in_a_shared_library_come_from_calloc(tmp_path):
+    """Outside rlang's process the kept-blocks hooks are null (Note [Large ancillas
+    kept between calls]): a 2.4 MB ancilla is zero on every call, and freed."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    assert compiler, "the tests need a C compiler"
+    (tmp_path / "prog.rev").write_text(LARGE_ANCILLA_SOURCE)
+    done = rlang("compile", "prog.rev", "--emit", "shared", "-o", "libprog.so", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "main.c").write_text(LARGE_ANCILLA_PROGRAM)
+    build = subprocess.run([compiler, "-o", "main", "main.c", "-L.", "-lprog",
+                            "-Wl,-rpath,$ORIGIN"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    out = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    total = float(sum(i % 7 for i in range(300000)))
+    assert out.stdout.splitlines() == [f"0 300000 {total:.1f}"] * 3
+
+
 STACK_SOURCE = """\
 function save!(s: stack{f64}, x: f64)
     PUSH(s, x)
