@@ -34,11 +34,29 @@ compilation.  Compiled code loaded elsewhere (a shared library of `rlang compile
 --emit shared`) finds the hooks null and uses calloc and free alone.  main's
 store, whose arrays Python frees, is allocated with plain calloc
 (backends/llvm/ancillas.py).
+
+Note [Allocators LLVM can see]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+LLVM knows calloc and free: memory from calloc is zero and belongs to no one
+else, a pointer given to free is not kept, and stores into memory freed next are
+dead.  Behind opaque `rev_block_take`/`rev_block_give`, GMM's gradient (which
+allocates and frees heap ancillas for every data point) ran 2.5× slower (d = 32,
+K = 5, n = 1000: 3.3 → 8.3 ms): `rev_block_give` took the pointer as far as LLVM
+knew, so the ancilla escaped and loops over it and the arguments got run-time
+overlap checks instead of their vector code.  So `rev_block_give`'s pointer is
+`captures(none)` (free's promise: the caller never uses it again; the kept-blocks
+table is not the caller's business), and the pair carries the attributes of an
+allocator family of its own (`allockind("alloc,zeroed")` and `allocsize(0)`;
+`allockind("free")` with `allocptr`; `"alloc-family"="rev_block"`), never inlined,
+so that LLVM treats their calls as calloc's and free's.  With `captures(none)`
+alone the gradient took 5.5 ms and the forward 1.9 against 1.3 ms; with both,
+3.4 ms and 1.3 ms, as with calloc and free.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
+import types
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -58,6 +76,7 @@ KEEP_BUDGET = 256 << 20
 HEADER = 16
 
 _POINTER = I8.as_pointer()
+_FAMILY = "rev_block"
 _TAKE = ll.FunctionType(_POINTER, [I64])
 _GIVE = ll.FunctionType(ll.VoidType(), [_POINTER])
 
@@ -76,12 +95,31 @@ def block_functions(out: ll.Module) -> tuple:
     return take, out.globals["rev_block_give"]
 
 
+class _AllocatorAttributes(ll.values.FunctionAttributes):
+    """Function attributes llvmlite does not list: those that make LLVM treat a
+    function as calloc or free (Note [Allocators LLVM can see])."""
+    _known = ll.values.FunctionAttributes._known | {
+        'allockind("alloc,zeroed")', 'allockind("free")', "allocsize(0)",
+        f'"alloc-family"="{_FAMILY}"'}
+
+
+class _FreedArgument(ll.values.ArgumentAttributes):
+    _known = types.MappingProxyType({**ll.values.ArgumentAttributes._known,
+                                     "allocptr": False})
+
+
 def _wrapper(out: ll.Module, name: str, kind: ll.FunctionType, hook_name: str):
     fn = ll.Function(out, kind, name=name)
     fn.linkage = "internal"
-    fn.attributes.add("nounwind")
-    if kind is _TAKE:
+    allocates = kind is _TAKE
+    fn.attributes = _AllocatorAttributes([
+        "nounwind", "noinline", f'"alloc-family"="{_FAMILY}"',
+        *(['allockind("alloc,zeroed")', "allocsize(0)"] if allocates else
+          ['allockind("free")'])])
+    if allocates:
         fn.return_value.add_attribute("noalias")
+    else:
+        fn.args[0].attributes = _FreedArgument(["allocptr", "captures(none)"])
     hook = ll.GlobalVariable(out, kind.as_pointer(), name=hook_name)
     hook.initializer = ll.Constant(kind.as_pointer(), None)
     b = ll.IRBuilder(fn.append_basic_block("entry"))
