@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import time
 from pathlib import Path
@@ -21,8 +22,9 @@ class Terminal:
         env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm",
                "RLANG_HISTORY": str(tmp_path / "history")}
         self.pid, self.fd = pty.fork()
-        if self.pid == 0:   # the child: the REPL
-            os.chdir(REPO)
+        if self.pid == 0:   # the child: the REPL, with SIGINT as a terminal's (a test
+            os.chdir(REPO)  # run started in the background has it ignored)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execvpe(sys.executable, [sys.executable, "-m", "rlang"], env)
         self.seen = ""
         self.mark = 0       # what wait_for has looked at, in shown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 
 import numpy as np
@@ -176,13 +177,18 @@ def test_a_broken_function_does_not_block_others(repl):
 
 
 def test_ctrl_c_interrupts_a_running_statement_and_keeps_the_state(repl):
+    """(Python's own SIGINT handler is put in place first: a test run started as a
+    shell's background job inherits SIGINT ignored, and interrupt_main then does
+    nothing, so the loop would run for ever.)"""
     repl("x ← 0")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, _thread.interrupt_main)
     timer.start()
     try:
         out, err = repl("while (x >= 0, x > 0)\n    x += 1\nend")
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert "interrupted" in err and repl.store == {"x": 0}
     assert repl("x += 2", "x") == ("2\n", "")
 
