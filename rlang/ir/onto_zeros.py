@@ -52,28 +52,31 @@ def mark_updates_onto_zeros(module: ir.Module) -> ir.Module:
     `onto_zero` (the same object when there are none)."""
     functions, changed = {}, False
     for symbol, fn in module.functions.items():
-        body = _mark_body(fn.body, _written_anywhere(fn.body, module))
+        body = _mark_body(fn.body, _written_anywhere(fn.body))
         changed |= body is not fn.body
         functions[symbol] = fn if body is fn.body else replace(fn, body=body)
     return ir.Module(module.entry, functions, module.sites) if changed else module
 
 
-def _written_anywhere(body, module) -> frozenset:
-    """The variables some statement of `body` writes or binds: an index made of
-    other variables means the same element wherever it is evaluated."""
-    written = set()
-    for stmt in walk(body):
-        if isinstance(stmt, ir.Update):
-            written.add(stmt.target.var)
-        elif isinstance(stmt, ir.Instr):
-            written.update(place.var for place in stmt.places)
-        elif isinstance(stmt, (ir.Push, ir.Pop)):
-            written.update((stmt.stack, stmt.place.var))
-        elif isinstance(stmt, ir.Call):
-            written.update(arg.var for arg in stmt.args)
-        elif isinstance(stmt, (ir.Alloc, ir.For)):
-            written.add(stmt.var)
-    return frozenset(written)
+def _written_anywhere(body) -> frozenset:
+    """The variables some statement of `body` writes, binds or frees: an index made
+    of other variables means the same element wherever it is evaluated."""
+    return frozenset(_written_vars(body))
+
+
+def _written_vars(body):
+    """The variables the statements of `body` (at any depth) write, bind or free."""
+    for s in walk(body):
+        if isinstance(s, ir.Update):
+            yield s.target.var
+        elif isinstance(s, ir.Instr):
+            yield from (place.var for place in s.places)
+        elif isinstance(s, (ir.Push, ir.Pop)):
+            yield from (s.stack, s.place.var)
+        elif isinstance(s, ir.Call):
+            yield from (arg.var for arg in s.args)
+        elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+            yield s.var
 
 
 def _derivative_zero(stmt: ir.Alloc) -> bool:
@@ -217,18 +220,7 @@ class _Zeros:
 
 def _writes(stmt, var) -> bool:
     """Whether `stmt` (at any depth) writes or frees `var`."""
-    for s in walk((stmt,)):
-        if isinstance(s, ir.Update) and s.target.var is var:
-            return True
-        if isinstance(s, ir.Instr) and any(p.var is var for p in s.places):
-            return True
-        if isinstance(s, (ir.Push, ir.Pop)) and var in (s.stack, s.place.var):
-            return True
-        if isinstance(s, ir.Call) and any(a.var is var for a in s.args):
-            return True
-        if isinstance(s, (ir.Alloc, ir.Dealloc)) and s.var is var:
-            return True
-    return False
+    return any(v is var for v in _written_vars((stmt,)))
 
 
 def _affine_index(e, written, index=None):

@@ -47,6 +47,7 @@ class LlvmFunctions(CompiledFunctions):
         self._as_is: dict = {}
         self._fast: dict = {}
         self._refused: dict = {}        # specialisation → its BackendUnsupported
+        self._adds: dict = {}           # specialisation → forward_adds
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
         signature = signature_of(args)
@@ -149,9 +150,13 @@ class LlvmFunctions(CompiledFunctions):
     def forward_adds(self, name: str, types: tuple, inverse: bool):
         """As CompiledFunctions', kept on disk beside the compiled modules: a warm
         first gradient then lowers nothing (GMM d = 10: 19–45 ms)."""
-        parent = super().forward_adds
-        return remembered(f"{self._source_key}|{name}|{types}|{inverse}|{self.invcheck}|adds",
-                          lambda: parent(name, types, inverse))
+        key = (name, types, inverse)
+        if key not in self._adds:       # (a first gradient asks twice: its plan too)
+            parent = super().forward_adds
+            self._adds[key] = remembered(
+                f"{self._source_key}|{name}|{types}|{inverse}|{self.invcheck}|adds",
+                lambda: parent(name, types, inverse))
+        return self._adds[key]
 
     def _compiled(self, key: tuple):
         """Compile (or load from the disk cache) the module of `key`, and keep it."""
