@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import nested_bodies, walk
+from .walk import nested_bodies, walk, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -61,22 +61,7 @@ def mark_updates_onto_zeros(module: ir.Module) -> ir.Module:
 def _written_anywhere(body) -> frozenset:
     """The variables some statement of `body` writes, binds or frees: an index made
     of other variables means the same element wherever it is evaluated."""
-    return frozenset(_written_vars(body))
-
-
-def _written_vars(body):
-    """The variables the statements of `body` (at any depth) write, bind or free."""
-    for s in walk(body):
-        if isinstance(s, ir.Update):
-            yield s.target.var
-        elif isinstance(s, ir.Instr):
-            yield from (place.var for place in s.places)
-        elif isinstance(s, (ir.Push, ir.Pop)):
-            yield from (s.stack, s.place.var)
-        elif isinstance(s, ir.Call):
-            yield from (arg.var for arg in s.args)
-        elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
-            yield s.var
+    return written_vars(body)
 
 
 def _derivative_zero(stmt: ir.Alloc) -> bool:
@@ -220,7 +205,7 @@ class _Zeros:
 
 def _writes(stmt, var) -> bool:
     """Whether `stmt` (at any depth) writes or frees `var`."""
-    return any(v is var for v in _written_vars((stmt,)))
+    return var in written_vars((stmt,))
 
 
 def _affine_index(e, written, index=None):

@@ -10,8 +10,9 @@ is explained by the Note it names.
 The order matters: known zeros are dropped first, which leaves more statements
 whose only effect is on ancillas freed unchecked for the dead-code pass; the seed
 guards are placed on the statements that remain, which turns the seed branches
-into selects where it can; updates onto zeros are marked last, in straight-line
-code the branches no longer hide.
+into selects where it can; the conditional updates that remain of one element in
+a loop are then summed in scalars; updates onto zeros are marked last, in
+straight-line code the branches no longer hide.
 
 `ir/outputs.py` (`accumulate_only`) is an analysis, not a pass: the compiled AD
 driver asks it whether a gradient can skip the forward run.
@@ -23,6 +24,7 @@ from typing import Callable
 
 from . import nodes as ir
 from .guards import selects_outside_gathers
+from .invariant_sums import sum_invariant_updates
 from .onto_zeros import mark_updates_onto_zeros
 from .prune import prune_module
 from .zeros import drop_zero_updates
@@ -40,6 +42,8 @@ PASSES: tuple[Pass, ...] = (
     Pass("zeros", drop_zero_updates, "Note [Known zeros], rlang/ir/zeros.py"),
     Pass("prune", prune_module, "Note [Dead uncomputation], rlang/ir/prune.py"),
     Pass("guards", selects_outside_gathers, "Note [Zero seeds], rlang/ir/guards.py"),
+    Pass("invariant sums", sum_invariant_updates,
+         "Note [Invariant sums in registers], rlang/ir/invariant_sums.py"),
     Pass("onto zeros", mark_updates_onto_zeros,
          "Note [Updates onto zeros], rlang/ir/onto_zeros.py"),
 )

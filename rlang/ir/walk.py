@@ -118,6 +118,23 @@ def defined_vars(body) -> set:
     return out
 
 
+def written_vars(body) -> frozenset:
+    """The variables the statements of `body` (at any depth) write, bind or free."""
+    out = set()
+    for s in walk(body):
+        if isinstance(s, ir.Update):
+            out.add(s.target.var)
+        elif isinstance(s, ir.Instr):
+            out.update(place.var for place in s.places)
+        elif isinstance(s, (ir.Push, ir.Pop)):
+            out.update((s.stack, s.place.var))
+        elif isinstance(s, ir.Call):
+            out.update(arg.var for arg in s.args)
+        elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+            out.add(s.var)
+    return frozenset(out)
+
+
 def writes(module: ir.Module, body):
     """(place, additive) for every place `body` writes at any depth; `additive` when
     the write only adds to it (`+=`, `-=`, a call's accumulated argument)."""

@@ -17,6 +17,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .arith import emit_binary, emit_builtin, floor_div_int
 from .convert import emit_convert
+from .inline_math import inline_exp
 from .types import F32, F64, I1, I8, I32, I64, llvm_type, local_name, storage_type
 
 #: Registry functions computed by a C library function of the same meaning.
@@ -88,7 +89,10 @@ class ExprEmitter:
         return fn
 
     def call_math(self, name: str, args):
-        """A C math function on doubles."""
+        """A C math function on doubles (`exp`: the module's own, Note [An exp LLVM
+        can vectorise] in backends/llvm/inline_math.py)."""
+        if name == "exp":
+            return self.builder.call(inline_exp(self.out), args)
         fn = self.runtime(_LIBM[name], F64, [F64] * len(args))
         return self.builder.call(fn, args)
 

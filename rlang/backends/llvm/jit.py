@@ -127,6 +127,7 @@ def _our_pass_options(ours: bool) -> None:
     no memset from loops: backends/llvm/ancillas.py), or back to LLVM's defaults."""
     llvm.set_option("rlang", f"-enable-epilogue-vectorization={'false' if ours else 'true'}")
     llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
+    llvm.set_option("rlang", f"-force-ordered-reductions={'true' if ours else 'false'}")
 
 
 def compile_module(key: str, build) -> "NativeModule":

@@ -20,6 +20,7 @@ import pytest
 
 from rlang.ir import nodes as ir
 from rlang.ir.guards import selects_outside_gathers, when_nonzero
+from rlang.ir.invariant_sums import sum_invariant_updates
 from rlang.ir.onto_zeros import mark_updates_onto_zeros
 from rlang.ir.passes import PASSES, Pass, run_passes
 from rlang.ir.prune import prune_module
@@ -257,10 +258,13 @@ def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
 # -------------------------------------------------------------- the pass list
 
 def test_the_passes_run_in_the_documented_order():
-    assert [p.name for p in PASSES] == ["zeros", "prune", "guards", "onto zeros"]
+    assert [p.name for p in PASSES] == ["zeros", "prune", "guards", "invariant sums",
+                                        "onto zeros"]
     assert [p.run for p in PASSES] == [drop_zero_updates, prune_module,
-                                       selects_outside_gathers, mark_updates_onto_zeros]
-    for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py", "onto_zeros.py")):
+                                       selects_outside_gathers, sum_invariant_updates,
+                                       mark_updates_onto_zeros]
+    for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py",
+                                   "invariant_sums.py", "onto_zeros.py")):
         assert step.note.startswith("Note [") and step.note.endswith("rlang/ir/" + file)
 
 
