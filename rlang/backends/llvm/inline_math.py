@@ -30,6 +30,15 @@ is that it is one function: the fused multiply-adds are `llvm.fma` calls, never
 contractions LLVM may or may not make, so a vector lane computes the same bits as
 the scalar code of a loop's remainder, and a forward loop and its inverse, however
 each is vectorised, add and subtract the same values.
+
+A loop that sums exps of a program's own values (`z += exp(x[i] - m)`, lse's and
+GMM's logsumexp) vectorises only if its sum may be vectorised: the sum's order is
+the program's, and LLVM reorders a sum only where it may (`reassoc`, Note
+[Reassociable gradient sums]).  Our modules are therefore optimised with
+`-force-ordered-reductions` (backends/llvm/jit.py): the vector loop computes four
+exps at a time and adds them to the sum one after the other, in program order, so
+the sum is the scalar code's to the bit.  lse (n = 160,000): primal 1.4 → 0.6 ms,
+gradient 2.3 → 1.2 ms.
 """
 from __future__ import annotations
 

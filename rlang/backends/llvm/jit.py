@@ -123,8 +123,10 @@ _OPTIONS_LOCK = threading.Lock()
 
 
 def _our_pass_options(ours: bool) -> None:
-    """LLVM's global options as our modules want them (no epilogue vectorisation,
-    no memset from loops: backends/llvm/ancillas.py), or back to LLVM's defaults."""
+    """LLVM's global options as our modules want them (no epilogue vectorisation;
+    no memset from loops: backends/llvm/ancillas.py; sums of a program's values
+    vectorised with their additions in program order: Note [An exp LLVM can
+    vectorise]), or back to LLVM's defaults."""
     llvm.set_option("rlang", f"-enable-epilogue-vectorization={'false' if ours else 'true'}")
     llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
     llvm.set_option("rlang", f"-force-ordered-reductions={'true' if ours else 'false'}")
