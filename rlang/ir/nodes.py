@@ -322,11 +322,15 @@ class Checked:
 
 @dataclass(frozen=True)
 class Builtin:
-    """A registry function (primitives.BUILTINS) with arguments of its type."""
+    """A registry function (primitives.BUILTINS) with arguments of its type.
+    `c_library`: computed by the C library's function of that name where a backend
+    has a faster one of its own (the llvm backend's `exp`), as cmath's algorithms
+    lowered to real arithmetic need (rlang/lower/complex_functions.py)."""
 
     name: str
     args: tuple
     type: str
+    c_library: bool = False
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,9 @@ def real_abs(x):
 
 
 def real_call(name, *args):
-    return ir.Builtin(name, tuple(args), "f64")
+    """The real function `name` as the C library computes it (cmath's algorithms
+    call the C library's real functions: rlang/lower/complex_functions.py)."""
+    return ir.Builtin(name, tuple(args), "f64", c_library=True)
 
 
 def real_select(cond, then, otherwise):

@@ -243,6 +243,8 @@ def emit_builtin(em, e):
         return rule(em.builder, args, llvm_type(t))
     xs = [em.to_f64(a, arg.type) for a, arg in zip(args, e.args)]
     name = "atan2" if e.name == "atan" and len(xs) == 2 else e.name
+    if e.c_library and name in _LIBM_NAMES:
+        return em.from_f64(em.call_math(name, xs, c_library=True), t)
     return em.from_f64(FLOAT_BUILTINS[name](em, xs), t)
 
 
@@ -282,11 +284,13 @@ def _rounding(name: str):
     return lambda em, xs: em.builder.fadd(em.call_math(name, xs), _f64(0.0))
 
 
+#: Registry functions that are the C library function of the same name.
+_LIBM_NAMES = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+               "exp", "log", "log1p", "expm1", "sqrt", "hypot")
+
 #: Registry functions on floats (and fixed, ulog through f64), by registry name.
 FLOAT_BUILTINS = {
-    **{name: _libm(name) for name in ("sin", "cos", "tan", "asin", "acos", "atan",
-                                      "atan2", "sinh", "cosh", "tanh", "exp", "log",
-                                      "log1p", "expm1", "sqrt", "hypot")},
+    **{name: _libm(name) for name in _LIBM_NAMES},
     "abs": _libm("fabs"),
     "abs2": lambda em, xs: em.builder.fmul(xs[0], xs[0]),
     "angle": lambda em, xs: em.call_math("atan2", [_f64(0.0), xs[0]]),

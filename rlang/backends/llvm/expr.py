@@ -88,10 +88,10 @@ class ExprEmitter:
             fn.attributes.add("nounwind")
         return fn
 
-    def call_math(self, name: str, args):
+    def call_math(self, name: str, args, c_library: bool = False):
         """A C math function on doubles (`exp`: the module's own, Note [An exp LLVM
-        can vectorise] in backends/llvm/inline_math.py)."""
-        if name == "exp":
+        can vectorise] in backends/llvm/inline_math.py, unless `c_library`)."""
+        if name == "exp" and not c_library:
             return self.builder.call(inline_exp(self.out), args)
         fn = self.runtime(_LIBM[name], F64, [F64] * len(args))
         return self.builder.call(fn, args)
