@@ -123,9 +123,10 @@ def _summable(loop: ir.For) -> dict:
     if not candidates:
         return {}
     for stmt in walk(loop.body):
-        mentioned = _mentions(stmt)
         if id(stmt) in summable and stmt.target == candidates.get(stmt.target.var):
-            mentioned = [v for v in mentioned if v is not stmt.target.var]
+            mentioned = [v for e in stmt_exprs(stmt) for v in expr_vars(e)]  # (not its target)
+        else:
+            mentioned = _mentions(stmt)
         for var in mentioned:
             candidates.pop(var, None)
     return candidates

@@ -113,6 +113,11 @@ def test_unconditional_sums_of_the_same_element_join_the_scalar():
     assert new[1].body[-1] == update(ir.VarPlace(t), f64(1.0))
 
 
+def test_an_update_reading_its_own_array_is_left():
+    at_j = elem(GRAD, read(J))
+    assert unchanged([loop(seeded(update(at_j, times(read(SEED), load(GRAD, read(J))))))])
+
+
 def test_sums_the_program_asked_for_in_order_are_left():
     """Only chain-rule sums may be grouped differently (rounding)."""
     assert unchanged([loop(seeded(update(elem(GRAD, read(J)), term(),
