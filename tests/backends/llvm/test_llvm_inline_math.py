@@ -8,6 +8,7 @@ subtract the same bits."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -123,7 +124,7 @@ def test_our_pipeline_vectorises_an_ordered_sum_and_llvm_is_left_as_it_was():
     machine = llvm_jit.target_machine()
     text = str(_sum_of_exps_module())
     ours = str(llvm_jit.optimise(text, machine))
-    assert "<4 x double>" in ours and "@llvm.vector.reduce.fadd" in ours
+    assert re.search(r"<\d+ x double>", ours) and "@llvm.vector.reduce.fadd" in ours
     assert "reassoc" not in ours and "fast" not in ours
     module = llvm.parse_assembly(text)
     options = llvm.create_pipeline_tuning_options(speed_level=3)
