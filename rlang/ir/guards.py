@@ -35,7 +35,7 @@ import math
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import stmt_exprs, stmt_places
+from .walk import reads_element, stmt_exprs, stmt_places
 
 
 def when_nonzero(values: tuple, stmts: list) -> list:
@@ -109,21 +109,16 @@ def _gathers_or_scatters(body: tuple) -> bool:
         elif isinstance(stmt, (ir.For, ir.While, ir.From)):
             continue
         for place in stmt_places(stmt):
-            if any(_loads(i) for i in getattr(place, "indices", ())):
+            if any(reads_element(i) for i in getattr(place, "indices", ())):
                 return True
         if any(_gathers(e) for e in stmt_exprs(stmt)):
             return True
     return False
 
 
-def _loads(e) -> bool:
-    """Whether an expression reads an array element."""
-    return isinstance(e, ir.Load) or any(_loads(x) for x in ir.operands(e))
-
-
 def _gathers(e) -> bool:
     """Whether an expression loads an element at an index it loads from memory."""
-    if isinstance(e, ir.Load) and any(_loads(i) for i in e.indices):
+    if isinstance(e, ir.Load) and any(reads_element(i) for i in e.indices):
         return True
     return any(_gathers(x) for x in ir.operands(e))
 

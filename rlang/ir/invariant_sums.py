@@ -39,8 +39,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import defined_vars, expr_vars, nested_bodies, stmt_exprs, stmt_places, walk, \
-    written_vars
+from .walk import defined_vars, expr_vars, nested_bodies, reads_element, stmt_exprs, \
+    stmt_places, walk, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -151,12 +151,8 @@ def _may_sum(stmt: ir.Update, written: frozenset) -> bool:
         isinstance(target, ir.ElemPlace) and target.site is None and \
         target.field is None and not target.claims and \
         isinstance(target.var.type, ir.ArrayType) and target.var.type.elem in _FLOAT and \
-        not any(_loads(i) or any(v in written for v in expr_vars(i))
+        not any(reads_element(i) or any(v in written for v in expr_vars(i))
                 for i in target.indices)
-
-
-def _loads(e) -> bool:
-    return isinstance(e, ir.Load) or any(_loads(x) for x in ir.operands(e))
 
 
 def _mentions(stmt) -> list:

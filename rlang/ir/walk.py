@@ -155,6 +155,11 @@ def writes(module: ir.Module, body):
                     yield arg, True
 
 
+def reads_element(e) -> bool:
+    """Whether an expression reads an array element."""
+    return isinstance(e, ir.Load) or any(reads_element(x) for x in ir.operands(e))
+
+
 def has_checks(e) -> bool:
     """Whether evaluating `e` can record a failed check."""
     if getattr(e, "site", None) is not None:

@@ -38,7 +38,7 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .guards import seed_guards
-from .walk import has_checks, nested_bodies, walk
+from .walk import has_checks, nested_bodies, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -119,17 +119,7 @@ def _transfer(stmt, zero: set, module) -> None:
         else:
             zero.discard(stmt.var)
         return
-    for s in walk((stmt,)):
-        if isinstance(s, ir.Update):
-            zero.discard(s.target.var)
-        elif isinstance(s, ir.Instr):
-            zero.difference_update(place.var for place in s.places)
-        elif isinstance(s, (ir.Push, ir.Pop)):
-            zero.difference_update((s.stack, s.place.var))
-        elif isinstance(s, ir.Call):
-            zero.difference_update(arg.var for arg in s.args)
-        elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
-            zero.discard(s.var)
+    zero.difference_update(written_vars((stmt,)))
 
 
 def _exact_to_drop(update: ir.Update) -> bool:
