@@ -16,6 +16,14 @@ order, so nothing a worker kept from an earlier case can hide behind the pool â€
 defect found in a long run is replayed alone with `--case`.  A worker is replaced
 after `CASES_PER_WORKER` cases: the code llvm compiles for each case stays in its
 process, which grew past 1 GB in 10^4 cases.
+
+Note [A late look is not a hang]
+The parent is one thread: while it starts a replacement worker (PyTorch and JAX load
+in seconds, more on a loaded CI machine) no other worker is looked at, and the other
+workers' cases keep their clocks.  A case whose time ran out while its answer was
+already waiting must be read, not called a hang â€” the runner's own test once failed
+that way on CI, calling a case that raised at once a hang.  So a worker is killed for
+a hang only when nothing is waiting on its stdout.
 """
 from __future__ import annotations
 
@@ -99,6 +107,13 @@ class _Worker:
         self.cases += 1
         self.proc.stdin.write(json.dumps(case.as_json()) + "\n")
         self.proc.stdin.flush()
+
+    def has_answered(self) -> bool:
+        """Whether the worker's answer (or its death) is waiting to be read.  Starting a
+        replacement worker blocks the parent for seconds (Note [A late look is not a
+        hang]), so a case past its time may have answered long before."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], 0)
+        return bool(ready)
 
     def answer(self) -> dict | None:
         """The worker's answer to its case, or None when it died."""
@@ -204,7 +219,7 @@ def run(cases, jobs: int = 1, timeout: float = 60.0, memory_bytes: int = 6 << 30
                     feed(worker)
             now = time.monotonic()
             for worker in [w for w in workers if w.case is not None]:
-                if now - worker.started > timeout:
+                if now - worker.started > timeout and not worker.has_answered():
                     case = worker.case
                     retire(worker)
                     worker.kill()
