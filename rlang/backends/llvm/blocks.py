@@ -2,8 +2,10 @@
 run a planned loop's blocks on the pool of rlang/threads.py (Note [Parallel loops
 on threads], rlang/ir/blocks.py).
 
-`ThreadedLoops(native, loops)` holds the planned loops of one compiled module
-(`rlang.ir.blocks.ThreadedLoop`s, numbered as the compiled code numbers them);
+`ThreadedLoops(native, loops, engine)` holds the planned loops of one compiled
+module (`rlang.ir.blocks.ThreadedLoop`s, numbered as the compiled code numbers them)
+as loaded into `engine` (a module's code may be loaded twice: Note [A quick first
+call], jit.py);
 `install()` puts its hook into the module's `rev_parallel_hook`.  The hook gets the
 loop's number, the caller's context, the pointers to the loop's outer variables
 (`ThreadedLoop.arguments`), the index of pass 0, the step, the pass count and the
@@ -30,13 +32,13 @@ _SCALAR_BYTES = {"f64": 8, "complex": 16}
 
 
 class ThreadedLoops:
-    def __init__(self, native, loops: list):
-        self.native, self.loops = native, list(loops)
+    def __init__(self, native, loops: list, engine):
+        self.native, self.loops, self.engine = native, list(loops), engine
         self._entries: dict = {}
         self._hook = HOOK(self._run_or_decline)
 
     def install(self) -> None:
-        address = self.native.engine.get_global_value_address(abi.PARALLEL_HOOK)
+        address = self.engine.get_global_value_address(abi.PARALLEL_HOOK)
         if address and self.loops:
             ctypes.c_void_p.from_address(address).value = \
                 ctypes.cast(self._hook, ctypes.c_void_p).value
@@ -44,7 +46,7 @@ class ThreadedLoops:
     def _entry(self, symbol: str):
         entry = self._entries.get(symbol)
         if entry is None:
-            address = self.native.engine.get_function_address(symbol + "_entry")
+            address = self.engine.get_function_address(symbol + "_entry")
             entry = self._entries[symbol] = _ENTRY(address)
         return entry
 

@@ -5,7 +5,9 @@ object for `key` is there, otherwise by calling `build()` (→ `(ir.Module, llvm
 module)`), optimising with the new pass manager at O3 for the host CPU, and storing
 the object code and the site table under the cache directory (`RLANG_CACHE_DIR`,
 default `~/.cache/rlang`).  `key` must cover the source, the argument types and the
-flags (rlang/backends/llvm/backend.py makes it).
+flags (rlang/backends/llvm/backend.py makes it).  With RLANG_QUICK_FIRST_CALL=1 a big
+module's first call runs quickly compiled code while a thread optimises it (Note [A
+quick first call]).
 
 `NativeModule.call(symbol, values)` runs an entry point on values already conformed
 to the parameter types (rlang/backends/llvm/backend.py) and returns the new values, or
@@ -13,6 +15,7 @@ raises the interpreter's RlangError when a check failed.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
 import hashlib
@@ -144,9 +147,7 @@ def compile_module(key: str, build) -> "NativeModule":
         except Exception:       # a damaged cache entry is rebuilt
             pass
     module, llvm_module = build()
-    machine = target_machine()
-    optimised = optimise(str(llvm_module), machine)
-    obj = machine.emit_object(optimised)
+    text = str(llvm_module)
     symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results],
                    fn.written)
                for s, fn in module.functions.items()}
@@ -155,14 +156,138 @@ def compile_module(key: str, build) -> "NativeModule":
     recursive = bool(recursive_symbols(module))
     loops = getattr(llvm_module, "threaded_loops", [])     # rlang/ir/blocks.py
     writes = getattr(llvm_module, "entry_writes", None)     # backends/llvm/emit.py
-    native = NativeModule(module.entry, symbols, list(module.sites), obj, recursive, loops,
-                          writes)
-    try:
-        write_atomically(path, pickle.dumps((module.entry, symbols, list(module.sites), obj,
-                                             recursive, loops, writes)))
-    except OSError:             # an unwritable cache only costs the next compile
-        pass
+    described = (module.entry, symbols, list(module.sites))
+
+    def optimised() -> bytes:
+        """The optimised object code, also kept in the disk cache."""
+        obj = optimised_object(text)
+        entry, symbols, sites = described
+        try:
+            write_atomically(path, pickle.dumps((entry, symbols, sites, obj, recursive,
+                                                 loops, writes)))
+        except OSError:         # an unwritable cache only costs the next compile
+            pass
+        return obj
+
+    if not quick_first_call(text, recursive):
+        return NativeModule(*described, optimised(), recursive, loops, writes)
+    native = NativeModule(*described, quick_object(text), recursive, loops, writes)
+    native.optimise_later(optimised)
     return native
+
+
+def optimised_object(llvm_ir: str) -> bytes:
+    """LLVM IR text compiled to object code at O3 for the host CPU."""
+    machine = target_machine()
+    return machine.emit_object(optimise(llvm_ir, machine))
+
+
+# Note [A quick first call]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# LLVM's O3 passes and code generation cost about 7 µs a byte of our IR text: GMM's
+# gradient in lanes (GradBench's gmm.rev, 550 kB of IR) took 3.8 s of a 4.6 s
+# first gradient, for a pass that then runs in 2.3 ms.  With RLANG_QUICK_FIRST_CALL=1
+# a module with more IR than QUICK_TIER_BYTES is compiled twice.  First quickly
+# (SROA, InstCombine and SimplifyCFG, then LLVM's O0 code generator: 0.15 s for
+# GMM's) for the first call, while a thread compiles it at O3 (llvmlite releases
+# the GIL in LLVM's calls); every later call waits for the O3 code if it is not
+# ready yet, and runs it.  So only a module's first call runs the quick code, and
+# the second and later calls run at the speed they had: benchmarks that call twice
+# to warm up time the optimised code.  Both tiers compile the same IR without
+# fast-math contraction or unordered reductions, so they give the same bits
+# (tests/backends/llvm/test_llvm_tiers.py).  The O3 object goes to the disk cache
+# as before: a later process loads it.  GMM's first gradient: 4.6 s → 1.0 s.
+#
+# It is not the default, because there is no way to leave the quick code in the
+# middle of a call: GMM's pass runs 10x slower there (25 against 2.3 ms; with the
+# O1 code generator and more passes, 4x at best, for 0.4-0.7 s of compiling), so
+# a first call whose work takes more than about half a second at O3 (the same GMM
+# on 10^6 points, a long `main`) would end later than compiling at O3 first.  Where
+# first calls are short (a notebook, a REPL, a service's start) it is the better
+# trade, and one variable turns it on.
+#
+# What a module's code is used for other than its own calls (a Hessian's native
+# groups, a batch's entry, JAX's FFI handler) takes addresses that outlive a call,
+# so those wait for the O3 code.  A recursive module never takes the quick tier:
+# its frames at O0 are larger, and the native stack is sized by depth.  A process
+# that ends while a module is being optimised waits for it (atexit) rather than
+# leave LLVM running under the interpreter's teardown; the wait fills the cache.
+# (The command line leaves with os._exit, Note [Leaving without teardown], which
+# runs no destructor under the thread and writes no cache entry for it.)
+
+#: LLVM IR text (bytes) above which a module's first call may run quickly compiled
+#: code (a smaller module compiles at O3 in well under a second).
+QUICK_TIER_BYTES = 150_000
+
+
+def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
+    """Whether a module of this IR takes the quick first tier (Note [A quick first
+    call]): RLANG_QUICK_FIRST_CALL=1, more IR than QUICK_TIER_BYTES, no recursion."""
+    import os
+
+    return (os.environ.get("RLANG_QUICK_FIRST_CALL", "0") == "1"
+            and len(llvm_ir) > QUICK_TIER_BYTES and not recursive)
+
+
+def quick_object(llvm_ir: str) -> bytes:
+    """LLVM IR text compiled to object code with few passes and the O0 code
+    generator (Note [A quick first call])."""
+    _initialise()
+    machine = target_machine(opt=0)
+    module = llvm.parse_assembly(llvm_ir)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    passes = llvm.create_new_module_pass_manager()
+    passes.add_sroa_pass()
+    passes.add_instruction_combine_pass()
+    passes.add_simplify_cfg_pass()
+    passes.run(module, llvm.create_pass_builder(
+        machine, llvm.create_pipeline_tuning_options(speed_level=0)))
+    return machine.emit_object(module)
+
+
+class _Optimising:
+    """A module being compiled at O3 on a thread of its own."""
+
+    def __init__(self, work):
+        self.obj: bytes | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(work,), daemon=True,
+                                       name="rlang-optimise")
+        with _OPTIMISING_LOCK:
+            _OPTIMISING.add(self)
+        self.thread.start()
+
+    def _run(self, work) -> None:
+        try:
+            self.obj = work()
+        except BaseException as error:      # noqa: BLE001 - kept for wait()'s caller
+            self.error = error
+        finally:
+            with _OPTIMISING_LOCK:
+                _OPTIMISING.discard(self)
+
+    def ready(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self) -> bytes | None:
+        """The optimised object code, or None where compiling it failed."""
+        self.thread.join()
+        return self.obj
+
+
+_OPTIMISING: set = set()
+_OPTIMISING_LOCK = threading.Lock()
+
+
+@atexit.register
+def _finish_optimising() -> None:
+    """Let the optimising threads end before the interpreter's teardown."""
+    with _OPTIMISING_LOCK:
+        running = list(_OPTIMISING)
+    for job in running:
+        job.thread.join()
 
 
 class FrameReports:
@@ -186,8 +311,52 @@ class FrameReports:
         return self.head + [""] + list(self.tail)[1:]
 
 
+class LoadedCode:
+    """One object file of a module loaded into its own MCJIT engine, with its hooks
+    pointed at `native`'s routines, and the entry points looked up in it."""
+
+    def __init__(self, native: "NativeModule", obj: bytes, loops: list):
+        machine = target_machine()
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+        self.functions: dict = {}
+        self.entries: dict = {}         # symbol → (ctypes function, EntryLayout)
+        self.batch_entries: dict = {}   # the same for batches (backends/llvm/batch.py)
+        self.hooks = []                 # the ctypes callbacks, kept alive with the code
+        self.install_hook(PRINT_HOOK, native.print_hook)
+        self.install_hook(LOCALS_HOOK, native.locals_hook)
+        kept_blocks.install(self.engine, target_machine)    # Note [Large ancillas kept
+        #                                                     between calls]
+        self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
+        self.loops = ThreadedLoops(native, loops, self.engine)  # Note [Parallel loops on
+        self.loops.install()                                    # threads]
+
+    def install_hook(self, name: str, function) -> None:
+        address = self.engine.get_global_value_address(name)
+        if not address:
+            return
+        hook = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))(function)
+        self.hooks.append(hook)
+        ctypes.c_void_p.from_address(address).value = ctypes.cast(hook, ctypes.c_void_p).value
+
+    def function(self, symbol: str, entry: str):
+        """The entry point Python calls (Note [Arrays read by the entry point])."""
+        cfunc = self.functions.get(symbol)
+        if cfunc is None:
+            suffix = "_entry" if array_header() is None else "_pyentry"
+            address = self.engine.get_function_address(symbol + suffix)
+            if not address:         # Note [Entry points of the entry], backends/llvm/emit.py
+                raise InternalError(f"the compiled module of {entry} has no entry "
+                                    f"point {symbol}{suffix}")
+            cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)
+            self.functions[symbol] = cfunc
+        return cfunc
+
+
 class NativeModule:
-    """Object code loaded into its own MCJIT engine."""
+    """A module's object code, loaded (`LoadedCode`); where it was compiled quickly,
+    its optimised code replaces it after the first call (Note [A quick first call])."""
 
     def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
                  recursive: bool, loops: list = (), entry_writes: frozenset | None = None):
@@ -197,46 +366,77 @@ class NativeModule:
         # the IR passes (None: not known; Note [Restoration nobody reads], ir/prune.py)
         self.entry_writes = entry_writes
         self.recursive = recursive      # deep native recursion needs a big stack
-        machine = target_machine()
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        self.engine.finalize_object()
-        self._functions: dict = {}
-        self._entries: dict = {}       # symbol → (ctypes function, EntryLayout)
-        self.batch_entries: dict = {}   # the same for batches (backends/llvm/batch.py)
+        self.threaded_loops = list(loops)
         self.out = None                 # where @safe print writes (None: stdout)
-        self._hooks = []                # the ctypes callbacks, kept alive with the module
         self._reports = threading.local()   # .frames: the failing call's frame variables
+        self._code = LoadedCode(self, obj, self.threaded_loops)
+        self._optimising: _Optimising | None = None
+        self._called = False            # (a call ran the quick code)
+        self._replaced: list = []       # quick code, kept while its callers may run it
+        self._settle_lock = threading.Lock()
 
-        def print_hook(site, values):
-            import sys
+    def optimise_later(self, work) -> None:
+        """Run `work()` (→ the optimised object code) on a thread; the code it gives
+        replaces this module's after the first call (Note [A quick first call])."""
+        self._optimising = _Optimising(work)
 
-            site_info = self.sites[site]
-            line = print_line(site_info, print_values(site_info, values))
-            (self.out or sys.stdout).write(line + "\n")
+    def settled(self) -> LoadedCode:
+        """The code for what outlives a call: the optimised code, waited for."""
+        if self._optimising is not None:
+            with self._settle_lock:
+                job = self._optimising
+                if job is not None:
+                    obj = job.wait()
+                    if obj is not None:     # (else the quick code stays: it is correct)
+                        self._replaced.append(self._code)
+                        self._code = LoadedCode(self, obj, self.threaded_loops)
+                    self._optimising = None
+        return self._code
 
-        def locals_hook(site, values):      # Note [Frame variables in compiled errors]
-            frames = getattr(self._reports, "frames", None)
-            if frames is None:          # the first frame unwound: `call` takes them
-                frames = self._reports.frames = FrameReports()
-            site_info = self.sites[site]
-            try:
-                text = locals_text(site_info, print_values(site_info, values))
-            except Exception:   # noqa: BLE001 - nothing may escape into native code:
-                text = ""       # the error is raised without this frame's variables
-            frames.add(text)
+    def _code_for_a_call(self) -> LoadedCode:
+        """The quick code for the first call while the optimised code is not ready,
+        else the optimised code."""
+        job = self._optimising
+        if job is None:
+            return self._code
+        if self._called or job.ready():
+            return self.settled()
+        self._called = True
+        return self._code
 
-        self._install_hook(PRINT_HOOK, print_hook)
-        self._install_hook(LOCALS_HOOK, locals_hook)
-        kept_blocks.install(self.engine, target_machine)    # Note [Large ancillas kept
-        #                                                     between calls]
-        self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
-        self.loops = ThreadedLoops(self, loops)     # Note [Parallel loops on threads]
-        self.loops.install()
+    @property
+    def engine(self):
+        return self.settled().engine
+
+    @property
+    def batch_entries(self) -> dict:
+        return self.settled().batch_entries
+
+    @property
+    def prints(self) -> bool:
+        return self._code.prints
+
+    def print_hook(self, site, values) -> None:
+        import sys
+
+        site_info = self.sites[site]
+        line = print_line(site_info, print_values(site_info, values))
+        (self.out or sys.stdout).write(line + "\n")
+
+    def locals_hook(self, site, values) -> None:    # Note [Frame variables in compiled errors]
+        frames = getattr(self._reports, "frames", None)
+        if frames is None:          # the first frame unwound: `call` takes them
+            frames = self._reports.frames = FrameReports()
+        site_info = self.sites[site]
+        try:
+            text = locals_text(site_info, print_values(site_info, values))
+        except Exception:   # noqa: BLE001 - nothing may escape into native code:
+            text = ""       # the error is raised without this frame's variables
+        frames.add(text)
 
     def threads(self) -> int:
         """The threads a call may give its `@parallel for` loops (ctx[CTX_THREADS])."""
-        if not self.loops.loops:
+        if not self.threaded_loops:
             return 1
         from ...threads import get_num_threads
 
@@ -246,40 +446,25 @@ class NativeModule:
         """Drop the frame reports this thread collected (a failed block's)."""
         self._reports.frames = None
 
-    def _install_hook(self, name: str, function) -> None:
-        address = self.engine.get_global_value_address(name)
-        if not address:
-            return
-        hook = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(ctypes.c_double))(function)
-        self._hooks.append(hook)
-        ctypes.c_void_p.from_address(address).value = ctypes.cast(hook, ctypes.c_void_p).value
-
     def function(self, symbol: str):
         """The entry point Python calls (Note [Arrays read by the entry point])."""
-        cfunc = self._functions.get(symbol)
-        if cfunc is None:
-            suffix = "_entry" if array_header() is None else "_pyentry"
-            address = self.engine.get_function_address(symbol + suffix)
-            if not address:         # Note [Entry points of the entry], backends/llvm/emit.py
-                raise InternalError(f"the compiled module of {self.entry} has no entry "
-                                    f"point {symbol}{suffix}")
-            cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)
-            self._functions[symbol] = cfunc
-        return cfunc
+        return self.settled().function(symbol, self.entry)
 
-    def entry_of(self, symbol: str) -> tuple:
-        """(the entry point Python calls, its EntryLayout)."""
-        entry = self._entries.get(symbol)
+    def entry_of(self, symbol: str, code: LoadedCode | None = None) -> tuple:
+        """(the entry point Python calls, its EntryLayout), in `code` (default: the
+        optimised code)."""
+        code = code or self.settled()
+        entry = code.entries.get(symbol)
         if entry is None:
             types, results, written = self.symbols[symbol]
-            entry = self._entries[symbol] = (self.function(symbol), EntryLayout(
+            entry = code.entries[symbol] = (code.function(symbol, self.entry), EntryLayout(
                 types, results, objects=array_header() is not None, written=written))
         return entry
 
     def call(self, symbol: str, values: list, max_depth: int) -> list:
         """The new values of the arguments, followed by (name, value) pairs of the
         store when the function is `main`."""
-        function, layout = self.entry_of(symbol)
+        function, layout = self.entry_of(symbol, self._code_for_a_call())
         buffer = layout.pack(values, max_depth, self.threads())
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)

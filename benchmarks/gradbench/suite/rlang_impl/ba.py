@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction
 from ..inputs.ba import Observations, csr_output, objective_output
 from ._load import program
@@ -52,5 +53,5 @@ def prepare(function: str, input) -> Prepared:
         output = csr_output
     else:
         raise UnknownFunction("ba", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction, floats
 from ._load import program
 
@@ -35,5 +36,5 @@ def prepare(function: str, input) -> Prepared:
             return result.ravel().tolist()
     else:
         raise UnknownFunction("det", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)

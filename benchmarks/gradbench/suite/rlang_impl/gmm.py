@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction, floats
 from ._load import program
 
@@ -34,7 +35,7 @@ def prepare(function: str, input) -> Prepared:
             return {name: g.tolist() for name, g in zip(INDEPENDENT, result)}
     else:
         raise UnknownFunction("gmm", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction
 from ._load import program
 
@@ -21,5 +22,5 @@ def prepare(function: str, input) -> Prepared:
             return gradient(0.0, x)
     else:
         raise UnknownFunction("hello", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, float)

@@ -41,6 +41,7 @@ import time
 import numpy as np
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction
 from ..inputs.ht import Hand, jacobian_output, objective_output
 from ._load import program
@@ -153,5 +154,5 @@ def prepare(function: str, input) -> Prepared:
         run, output = _faster(m, name, hand), jacobian_output
     else:
         raise UnknownFunction("ht", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction, floats
 from ._load import program
 
@@ -46,5 +47,5 @@ def prepare(function: str, input) -> Prepared:
         output = np.ndarray.tolist
     else:
         raise UnknownFunction("kmeans", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)

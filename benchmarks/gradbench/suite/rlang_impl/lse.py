@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction, floats
 from ._load import program
 
@@ -27,5 +28,5 @@ def prepare(function: str, input) -> Prepared:
             return result.tolist()
     else:
         raise UnknownFunction("lse", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, output)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import rlang
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction, floats
 from ._load import program
 
@@ -24,5 +25,5 @@ def prepare(function: str, input) -> Prepared:
             return gradient(np.zeros(n), x, s)
     else:
         raise UnknownFunction("ode", function)
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run)

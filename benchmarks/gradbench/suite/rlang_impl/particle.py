@@ -13,6 +13,7 @@ from __future__ import annotations
 import rlang
 from rlang.values import Stack
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction
 from ._descent import argmin
 from ._load import program
@@ -51,5 +52,5 @@ def prepare(function: str, input) -> Prepared:
     def run():
         return argmin(loss, grad, [w0])[0]
 
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, float)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import rlang
 from rlang.values import Stack
 
+from . import warm_up
 from ..common import Prepared, UnknownFunction
 from ._descent import argmin
 from ._load import program
@@ -62,5 +63,5 @@ def prepare(function: str, input) -> Prepared:
                    not reverse)
         return [r1[0], r1[1], y[0], y[1]]
 
-    run()  # compile before timing
+    warm_up(run)
     return Prepared(run, lambda result: [float(v) for v in result])
