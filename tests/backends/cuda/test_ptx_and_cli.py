@@ -19,22 +19,61 @@ from agreement import KERNELS
 REPO = KERNELS.parents[4]
 
 
-def rlang_cli(*args, simulator: bool, prelude: str = ""):
-    """`rlang ARGS…` in a child process (after the Python statements `prelude`)."""
+def _command(args, simulator: bool, prelude: str = "") -> tuple:
+    """(argv, environment) of `rlang ARGS…` in a child process."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = str(REPO)
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     command = ["-m", "rlang.cli", *args] if not prelude else \
         ["-c", f"{prelude}\nimport sys\nfrom rlang.cli import main\nsys.exit(main({list(args)!r}))"]
-    return subprocess.run([sys.executable, *command], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return [sys.executable, *command], env
 
 
-def test_ptx_has_every_kernel_and_goes_to_stdout_for_7_5():
+def rlang_cli(*args, simulator: bool, prelude: str = ""):
+    """`rlang ARGS…` in a child process (after the Python statements `prelude`)."""
+    command, env = _command(args, simulator, prelude)
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+class _Started:
+    """`rlang ARGS…` started in a child process now; `result()` waits for it."""
+
+    def __init__(self, *args, simulator: bool):
+        command, env = _command(args, simulator)
+        self.proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+
+    def result(self) -> subprocess.CompletedProcess:
+        out, err = self.proc.communicate(timeout=600)
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def ptx_builds(tmp_path_factory):
+    """The module's three PTX compiles, started together: each keeps one core busy in
+    NVVM for 15-50 s, so on CI's two cores they overlap (about 55 s saved)."""
+    where = tmp_path_factory.mktemp("ptx")
+    (where / "mul_add.rev").write_text(UNFUSED)
+    builds = {
+        "kernels": _Started("compile", str(KERNELS), "--emit", "ptx", simulator=False),
+        "systems": _Started("compile", str(KERNELS.parent / "systems_ptx.rev"), "--emit",
+                            "ptx", "--cc", "8.0", "-o", str(where / "systems.ptx"),
+                            simulator=False),
+        "mul_add": _Started("compile", str(where / "mul_add.rev"), "--emit", "ptx", "--cc",
+                            "9.0", "-o", str(where / "mul_add.ptx"), simulator=False),
+    }
+    yield where, builds
+    for build in builds.values():
+        build.proc.kill()
+        build.proc.communicate()
+
+
+def test_ptx_has_every_kernel_and_goes_to_stdout_for_7_5(ptx_builds):
     """Without --cc and -o: every kernel for 7.5 (the oldest target of both CUDA 12's
     and CUDA 13's NVVM) on standard output.  (--cc and -o: the tests below.)"""
-    done = rlang_cli("compile", str(KERNELS), "--emit", "ptx", simulator=False)
+    done = ptx_builds[1]["kernels"].result()
     assert done.returncode == 0, done.stderr
     text = done.stdout
     sections = text.count("// ---- ")
@@ -57,12 +96,11 @@ def test_ptx_has_every_kernel_and_goes_to_stdout_for_7_5():
     assert "// ---- device function rev_axpy_one__f64_f64_f64" in text
 
 
-def test_ptx_of_fixed_ulog_and_complex_kernels(tmp_path):
+def test_ptx_of_fixed_ulog_and_complex_kernels(ptx_builds):
     """fixed `*` and `/` (64-bit integer code), ulog arithmetic and complex pairs
     compile for the GPU, forward, inverse and gradient."""
-    out = tmp_path / "systems.ptx"
-    done = rlang_cli("compile", str(KERNELS.parent / "systems_ptx.rev"), "--emit", "ptx",
-                     "--cc", "8.0", "-o", str(out), simulator=False)
+    out = ptx_builds[0] / "systems.ptx"
+    done = ptx_builds[1]["systems"].result()
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert ".target sm_80" in text and "left out" not in text
@@ -86,16 +124,13 @@ end
 """
 
 
-def test_ptx_products_are_never_fused_into_fma(tmp_path):
+def test_ptx_products_are_never_fused_into_fma(ptx_builds):
     """Note [No fused multiply-add] (rlang/backends/cuda/device.py): NVVM would fuse
     `t += a * x` into an fma, and `t -= a * x` would then leave the product's rounding
     error in t.  Every product is `mul.rn.f64`, forward, inverse and gradient (this
     program calls no libdevice function, whose own code may use fma)."""
-    source = tmp_path / "mul_add.rev"
-    source.write_text(UNFUSED)
-    out = tmp_path / "mul_add.ptx"
-    done = rlang_cli("compile", str(source), "--emit", "ptx", "--cc", "9.0", "-o", str(out),
-                     simulator=False)
+    out = ptx_builds[0] / "mul_add.ptx"
+    done = ptx_builds[1]["mul_add"].result()
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     # 4 kernels, and the privatised variants of the gradient of `c`'s loop (Note
