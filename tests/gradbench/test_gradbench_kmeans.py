@@ -41,6 +41,19 @@ def test_interpreter_agrees_with_llvm():
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("size", [TINY, {"k": 100, "n": 200, "d": 8}, {"k": 7, "n": 30, "d": 3}])
+def test_the_cost_in_lanes_has_the_bits_of_the_cost(size):
+    # Note [Centroids in lanes] (evals/kmeans.rev)
+    points, centroids = _arrays(size)
+    small = size["k"] * size["n"] * size["d"] <= 1000       # (the interpreter: seconds)
+    for backend in ("llvm", "interp") if small else ("llvm",):
+        m = program("kmeans", backend=backend)
+        ours = m["cost_lanes!"](0.0, points, centroids)[0]
+        assert ours == m["cost!"](0.0, points, centroids)[0]
+    checked = program("kmeans", invcheck=True)["cost_lanes!"](0.0, points, centroids)[0]
+    assert checked == ours
+
+
 def test_reversibility_checks_pass():
     points, centroids = _arrays(inputs.SIZES["small"])
     checked = _cost_j_h(program("kmeans", invcheck=True), points, centroids)

@@ -1,5 +1,6 @@
-"""kmeans: ``cost`` runs ``cost!`` forward; ``dir`` is J / H, with J rlang's gradient
-of ``cost!`` and H the diagonal of its Hessian from one Hessian-vector product.
+"""kmeans: ``cost`` runs ``cost_lanes!`` forward (``cost!``'s sums in another loop
+order, evals/kmeans.rev); ``dir`` is J / H, with J rlang's gradient of ``cost!`` and
+H the diagonal of its Hessian from one Hessian-vector product.
 
 Note [The Hessian's diagonal from one product]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -32,8 +33,10 @@ def prepare(function: str, input) -> Prepared:
     points, centroids = floats(input["points"]), floats(input["centroids"])
     cost = m["cost!"]
     if function == "cost":
+        cost_lanes = m["cost_lanes!"]     # the same sums (Note [Centroids in lanes])
+
         def run():
-            return cost(0.0, points, centroids)[0]
+            return cost_lanes(0.0, points, centroids)[0]
         output = float
     elif function == "dir":
         jacobian = rlang.grad(cost, "cost!", argnums=2)
