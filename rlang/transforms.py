@@ -20,11 +20,11 @@ from .errors import RlangTypeError
 def grad(f, loss, argnums=None):
     """A function giving the gradient of the final value of `loss` (a view of
     `f`'s parameters, LANGUAGE.md §9) with respect to the arguments `argnums` picks."""
+    from .ad.drivers import gradient    # (here, not in each call: 2.2 µs a call)
+
     pick = _picker(f, argnums, "grad")
 
     def gradient_of(*args, **kwargs):
-        from .ad.drivers import gradient
-
         return pick(gradient(f, f.positional(args, kwargs), loss))
 
     gradient_of.__name__ = gradient_of.__qualname__ = f"grad({_name(f)})"
@@ -36,11 +36,11 @@ def value_and_grad(f, loss, argnums=None):
     """A function giving `(value, gradient)`: the final value of `loss` (as a call
     returns it: a float, complex, fixed or ulog scalar) and `grad(f, loss,
     argnums)`'s result, from one forward and one gradient run."""
+    from .ad.drivers import value_and_gradient
+
     pick = _picker(f, argnums, "value_and_grad")
 
     def value_and_gradient_of(*args, **kwargs):
-        from .ad.drivers import value_and_gradient
-
         value, gradients = value_and_gradient(f, f.positional(args, kwargs), loss)
         return value, pick(gradients)
 

@@ -63,13 +63,35 @@ def called_with(function, args, driver: str) -> list:
                          f"got {type(args).__name__}")
 
 
+_LAZY: dict = {}
+
+
+def _short_route():
+    """ad/gradient_route.py's `quick_gradient`, its module imported at its first use:
+    it brings the IR and the compiled driver, which an interpreter's gradient does not
+    need.  (Kept here: an `import` in the body of a call cost 2.2 µs of every call, of
+    18.)"""
+    route = _LAZY.get("route")
+    if route is None:
+        from . import gradient_route
+        route = _LAZY["route"] = gradient_route
+    return route.quick_gradient
+
+
+def _compiled():
+    """The module ad/compiled.py, imported at its first use (as `_short_route`)."""
+    driver = _LAZY.get("compiled")
+    if driver is None:
+        from . import compiled
+        driver = _LAZY["compiled"] = compiled
+    return driver
+
+
 def gradient(function, args, loss) -> tuple:
     """The gradient of the final value of `loss` with respect to the initial value of
     every argument of `function` (an `api.Function`); the caller's arrays are left
     as they were, bit for bit."""
-    from .gradient_route import quick_gradient      # Note [The gradient's short route]
-
-    quick = quick_gradient(function, args, loss)
+    quick = _short_route()(function, args, loss)    # Note [The gradient's short route]
     if quick is not None:
         return quick
     args = called_with(function, args, "gradient")
@@ -81,9 +103,7 @@ def value_and_gradient(function, args, loss) -> tuple:
     """(the final value of `loss`, `gradient(function, args, loss)`), from one forward
     and one gradient run; the value as a call returns it (a float, complex, fixed or
     ulog scalar)."""
-    from .gradient_route import quick_gradient      # Note [The gradient's short route]
-
-    quick = quick_gradient(function, args, loss, value=True)
+    quick = _short_route()(function, args, loss, value=True)
     if quick is not None:
         return quick
     args = called_with(function, args, "value_and_grad")
@@ -120,10 +140,8 @@ def _gradient(function, args, loss, on_outputs=None) -> tuple:
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:
-        from .compiled import compiled_gradient
-
-        result = module.compiled_or_none(compiled_gradient, function.name, list(args), loss,
-                                         function.inverse, on_outputs)
+        result = module.compiled_or_none(_compiled().compiled_gradient, function.name,
+                                         list(args), loss, function.inverse, on_outputs)
         if result is not None:
             return result
     outputs = list(function(*args))
@@ -350,10 +368,8 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
     module = function.module
     fn = module.unit.functions[function.name]
     if module.compiled is not None:
-        from .compiled import compiled_hessian
-
-        result = module.compiled_or_none(compiled_hessian, function.name, list(args), loss,
-                                         function.inverse, chosen)
+        result = module.compiled_or_none(_compiled().compiled_hessian, function.name,
+                                         list(args), loss, function.inverse, chosen)
         if result is not None:
             return result
     target = resolve_loss(fn, loss)
@@ -411,9 +427,7 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple
     with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
-            from .compiled import compiled_gradient_and_hvp
-
-            result = module.compiled_or_none(compiled_gradient_and_hvp, function.name,
+            result = module.compiled_or_none(_compiled().compiled_gradient_and_hvp, function.name,
                                              list(args), vector, loss, function.inverse)
             if result is not None:
                 return result
@@ -445,10 +459,8 @@ def vjp_tangent(function, args, cotangents, vector) -> tuple:
     with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
-            from .compiled import compiled_vjp_tangent
-
-            result = module.compiled_or_none(compiled_vjp_tangent, function.name, list(args),
-                                             seeds, vector, function.inverse)
+            result = module.compiled_or_none(_compiled().compiled_vjp_tangent, function.name,
+                                             list(args), seeds, vector, function.inverse)
             if result is not None:
                 return result
 
@@ -477,9 +489,7 @@ def jvp(function, args, tangents) -> tuple:
     with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
-            from .compiled import compiled_jvp
-
-            result = module.compiled_or_none(compiled_jvp, function.name, list(args),
+            result = module.compiled_or_none(_compiled().compiled_jvp, function.name, list(args),
                                              tangents, function.inverse)
             if result is not None:
                 return result
@@ -549,9 +559,7 @@ def vjp(function, *args) -> tuple:
         seeds = _cotangents(function, outputs, cotangents)
         module = function.module
         if module.compiled is not None:
-            from .compiled import compiled_vjp_pass
-
-            result = module.compiled_or_none(compiled_vjp_pass, function.name,
+            result = module.compiled_or_none(_compiled().compiled_vjp_pass, function.name,
                                              list(outputs), seeds, function.inverse)
             if result is not None:
                 return result
