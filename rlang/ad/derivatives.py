@@ -70,10 +70,12 @@ def _unlaned(lowered, derivative: str) -> tuple:
 
 
 def restoration_unread(module: ir.Module, shared: frozenset) -> ir.Module:
-    """A gradient pass (`derivative_ir`'s "grad" or "grad<W>" module) whose entry
-    function's primal parameters other than ulog ones are `final_unread`: run from
-    Python, whose drivers read only the gradients (Note [Restoration nobody reads],
-    rlang/ir/prune.py).  `shared`: the module's gradient shadows."""
+    """A gradient pass (`derivative_ir`'s "grad" or "grad<W>" module), or the tangent
+    of one ("tan_grad", "tan_grad<W>"), whose entry function's parameters other than
+    `shared` and ulog ones — primal values and their tangents — are `final_unread`: run
+    from Python, whose drivers read only the gradients and their tangents (Note
+    [Restoration nobody reads], rlang/ir/prune.py).  `shared`: the module's gradient
+    shadows (and their tangents)."""
     entry = module.functions[module.entry]
     unread = frozenset(p for p in entry.params if p not in shared and "ulog" not in
                        (p.type, getattr(p.type, "elem", None)))

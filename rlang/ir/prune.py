@@ -65,7 +65,10 @@ of ulog arguments (their gradients come back in value space): the caller's array
 are put back from copies (Note [The caller's arrays], ad/callers_arrays.py) or the
 pass ran on copies.  So the llvm backend marks the other primal parameters of such
 a pass's entry function `final_unread` (`restoration_unread`, ad/derivatives.py),
-and this pass leaves them out of what is live at the end of the body: quiet
+as it does the primal parameters and their tangents of a gradient pass's tangent
+("tan_grad": Hessians, `rlang.hvp`, whose drivers read the gradients and their
+tangents, and whose Hessian groups copy the arguments in again for every group), and
+this pass leaves them out of what is live at the end of the body: quiet
 restorations that only they would see are dropped, as dead uncomputation is.  A
 restoration that the chain rule reads later stays (it is live there), and so does
 every check.  A function called from compiled code (a recursive pass, the pass

@@ -193,13 +193,13 @@ def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: boo
 
 def _derivative_modules(lowered, derivative: str) -> tuple:
     """(IR module, LLVM module) of `derivative` of the specialisation `lowered(backward)`
-    lowers; a gradient pass's primal parameters are not restored for nobody
-    (Note [Restoration nobody reads], rlang/ir/prune.py)."""
+    lowers; a gradient pass's primal parameters (and in its tangent, their tangents)
+    are not restored for nobody (Note [Restoration nobody reads], rlang/ir/prune.py)."""
     from ...ad.derivatives import derivative_ir, restoration_unread, split_lanes
     from .emit import emit_module
 
     module, shared = derivative_ir(lowered, derivative)
-    if split_lanes(derivative)[0] == "grad":
+    if split_lanes(derivative)[0] in ("grad", "tan_grad"):
         module = restoration_unread(module, shared)
     return module, emit_module(module, report_locals=False, shared=shared)
 

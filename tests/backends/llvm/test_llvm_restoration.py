@@ -59,11 +59,12 @@ CSC_ARGS = [np.zeros(3), np.array([0, 2, 3, 5]), np.array([0, 2, 1, 0, 2]),
             np.array([1.0, -2.0, 0.5, 3.0, 0.25]), np.array([0.5, -1.0, 2.0])]
 
 
-def _pass_updates(name: str, args: list) -> dict:
-    """Per variable name, the updates the compiled gradient pass of `name` makes."""
+def _pass_updates(name: str, args: list, derivative: str = "grad") -> dict:
+    """Per variable name, the updates the compiled gradient pass of `name` (or its
+    tangent, `derivative` "tan_grad") makes."""
     m = rlang.loads(SOURCE, backend="llvm")
     types = tuple(type_of_value(v) for v in args)
-    module, _ = build_derivative(m.unit, name, types, False, False, "grad")
+    module, _ = build_derivative(m.unit, name, types, False, False, derivative)
     module = run_passes(complete(module))
     found: dict = {}
     for stmt in walk(module.functions[module.entry].body):
@@ -76,6 +77,30 @@ def test_the_sparse_products_pass_leaves_y_alone():
     updates = _pass_updates("csc_matvec!", CSC_ARGS)
     assert "y!" not in updates                      # no restoration of y
     assert updates.get("x·grad") and updates.get("nzval·grad")
+
+
+def test_the_tangent_of_the_pass_leaves_y_and_its_tangent_alone():
+    # Hessians and hvps read the gradients and their tangents only
+    updates = _pass_updates("csc_matvec!", CSC_ARGS, "tan_grad")
+    assert "y!" not in updates and "y!·tan" not in updates
+    assert updates.get("x·grad·tan") and updates.get("nzval·grad·tan")
+
+
+def test_hessians_and_hvps_through_the_sparse_product_agree_with_the_interpreter():
+    compiled, reference = (rlang.loads(SOURCE, backend=b) for b in ("llvm", "interp"))
+    args = [np.array([0.5, -1.0, 0.25])] + CSC_ARGS[1:]
+    direction = [None, None, None, np.array([1.0, 0.5, -2.0, 0.0, 3.0]),
+                 np.array([0.25, 1.0, -1.0])]
+    for loss in (("y!", 0), ("y!", 2)):
+        ours = rlang.hvp(compiled["csc_matvec!"], args, direction, loss)
+        theirs = rlang.hvp(reference["csc_matvec!"], args, direction, loss)
+        for a, b in zip(ours, theirs):
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
+        hessian = rlang.hessian(compiled["csc_matvec!"], args, loss)
+        np.testing.assert_allclose(hessian, rlang.hessian(reference["csc_matvec!"], args,
+                                                          loss), rtol=1e-14, atol=1e-15)
 
 
 def test_a_restoration_the_chain_rule_reads_is_kept():
