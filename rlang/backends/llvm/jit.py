@@ -19,6 +19,7 @@ import atexit
 import collections
 import ctypes
 import hashlib
+import os
 import pickle
 import threading
 
@@ -223,8 +224,6 @@ QUICK_TIER_BYTES = 150_000
 def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
     """Whether a module of this IR takes the quick first tier (Note [A quick first
     call]): RLANG_QUICK_FIRST_CALL=1, more IR than QUICK_TIER_BYTES, no recursion."""
-    import os
-
     return (os.environ.get("RLANG_QUICK_FIRST_CALL", "0") == "1"
             and len(llvm_ir) > QUICK_TIER_BYTES and not recursive)
 
@@ -251,8 +250,8 @@ class _Optimising:
     """A module being compiled at O3 on a thread of its own."""
 
     def __init__(self, work):
-        self.obj: bytes | None = None
-        self.error: BaseException | None = None
+        self.obj: bytes | None = None      # (None where compiling failed: the quick
+        #                                      code, which is correct, then stays)
         self.thread = threading.Thread(target=self._run, args=(work,), daemon=True,
                                        name="rlang-optimise")
         with _OPTIMISING_LOCK:
@@ -262,8 +261,8 @@ class _Optimising:
     def _run(self, work) -> None:
         try:
             self.obj = work()
-        except BaseException as error:      # noqa: BLE001 - kept for wait()'s caller
-            self.error = error
+        except BaseException:       # noqa: BLE001 - nothing may escape a thread
+            pass
         finally:
             with _OPTIMISING_LOCK:
                 _OPTIMISING.discard(self)
