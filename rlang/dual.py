@@ -107,8 +107,9 @@ class Dual:
 
 
 def refuse_tangent(value, where: str):
-    """Hessians do not yet carry tangents through complex and ulog values: a dual
-    number with a tangent reaching one is refused rather than silently dropped."""
+    """Hessians do not yet carry tangents through complex, fixed and f32 values: a
+    dual number with a tangent reaching one is refused rather than silently dropped
+    (ulog values carry theirs: Note [Tangents of ulog values], rlang/numbers.py)."""
     if type(value) is Dual and value.b != 0.0:
         from .errors import RlangTypeError
         raise RlangTypeError(f"Hessians through {where} values are not supported yet "

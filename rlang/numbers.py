@@ -22,7 +22,8 @@ import struct
 
 import numpy as np
 
-from .dual import refuse_tangent
+from .dual import Dual, parts, refuse_tangent
+from .primitives import lift
 
 FRACTION_BITS = 43
 ONE_RAW = 1 << FRACTION_BITS
@@ -155,12 +156,15 @@ class Fixed:
 
 
 class ULog:
-    """An unsigned logarithmic number: the value exp(log), log ∈ [-inf, inf)."""
+    """An unsigned logarithmic number: the value exp(log), log ∈ [-inf, inf).
+
+    In a Hessian's dual run `log` is a Dual: the logarithm and its tangent (Note
+    [Tangents of ulog values])."""
 
     __slots__ = ("log",)
 
-    def __init__(self, log: float):
-        self.log = float(log)
+    def __init__(self, log):
+        self.log = log if type(log) is Dual else float(log)
 
     @classmethod
     def from_value(cls, value) -> "ULog":
@@ -169,10 +173,13 @@ class ULog:
             return value
         if isinstance(value, Fixed):
             value = float(value)
-        x = float(refuse_tangent(value, "ulog"))
-        if x < 0 or math.isnan(x):
+        x = value if type(value) is Dual else float(value)
+        a = parts(x)[0]
+        if a < 0 or math.isnan(a):
             raise ValueError(f"ulog({value}): an unsigned logarithmic number cannot hold a "
                              "negative value")
+        if type(x) is Dual:
+            return cls(_log(x))
         return cls(math.log(x) if x > 0 else -math.inf)
 
     def __float__(self) -> float:
@@ -181,11 +188,17 @@ class ULog:
         except OverflowError:
             return math.inf
 
+    def value(self):
+        """The value e^log: a float, or a Dual where the logarithm carries a tangent."""
+        if type(self.log) is Dual:
+            return _exp(self.log)
+        return float(self)
+
     def __eq__(self, other):
         return isinstance(other, ULog) and self.log == other.log
 
     def __hash__(self):
-        return hash(("ulog", self.log))
+        return hash(("ulog", float(self.log)))
 
     def __repr__(self):
         return f"ULog(log={self.log!r})"
@@ -203,7 +216,7 @@ class ULog:
         a, b = (self.log, other.log) if self.log >= other.log else (other.log, self.log)
         if b == -math.inf:
             return ULog(a)
-        return ULog(a + math.log1p(math.exp(b - a)))
+        return ULog(a + _log1p(_exp(b - a)))
 
     def sub(self, other: "ULog") -> "ULog":
         """log(e^a - e^b) for a ≥ b; a smaller minuend is a ValueError (unsigned)."""
@@ -215,7 +228,22 @@ class ULog:
         if a == b:
             return ULog(-math.inf)
         d = b - a       # < 0; each form is precise on its side of -log 2
-        return ULog(a + (math.log(-math.expm1(d)) if d > -_LOG2 else math.log1p(-math.exp(d))))
+        return ULog(a + (_log(-_expm1(d)) if d > -_LOG2 else _log1p(-_exp(d))))
+
+
+# Note [Tangents of ulog values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A Hessian runs the gradient program over dual numbers (rlang/dual.py).  A ulog
+# holds ℓ = log x, so its dual is a dual logarithm ℓ + tε with t = dℓ = dx/x, the
+# tangent in log space, as its gradient is kept in log space (Note [Gradients of
+# ulog values], rlang/ad/gvar.py).  Products and quotients add and subtract the
+# duals; sums and differences run the same log1p/exp/expm1/log formulas on them,
+# lifted from the primitive registry (`primitives.lift`), whose derivative rules are
+# the ones the compiled tangent transform traces (rlang/ad/tangent_ir.py) from the
+# IR of the same formulas (rlang/lower/systems.py); `ulog(x)` of a dual is its dual
+# logarithm and `f64(l)` the dual e^ℓ (`value`).  Comparisons look at values only,
+# so a dual run takes the plain run's branches.
+_exp, _log, _log1p, _expm1 = lift("exp"), lift("log"), lift("log1p"), lift("expm1")
 
 
 class FixedArray(np.ndarray):

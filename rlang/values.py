@@ -192,9 +192,12 @@ def one_of(scalar: str):
 
 def make_array(shape, scalar: str, dual: bool = False) -> np.ndarray:
     """A zero-filled array of `shape` holding `scalar` values (f64 ones as dual
-    numbers, in an object array, when `dual`: a Hessian run)."""
+    numbers, in an object array, when `dual`: a Hessian run; ulog ones as dual
+    logarithms, Note [Tangents of ulog values])."""
     if dual and scalar == "f64":
         return np.full(shape, Dual(0.0), dtype=object)
+    if dual and scalar == "ulog":
+        return np.full(shape, Dual(-math.inf), dtype=object).view(ULogArray)
     array = np.zeros(shape, dtype=DTYPES[scalar])
     if scalar == "ulog":
         array.fill(-math.inf)
@@ -207,7 +210,8 @@ def read_element(array: np.ndarray, index: tuple):
     if isinstance(array, FixedArray):
         return Fixed(int(np.ndarray.__getitem__(array, index)))
     if isinstance(array, ULogArray):
-        return ULog(float(np.ndarray.__getitem__(array, index)))
+        log = np.ndarray.__getitem__(array, index)
+        return ULog(log if type(log) is Dual else float(log))
     if array.dtype == object:
         return array[index]
     return from_numpy_scalar(array[index])
@@ -434,15 +438,16 @@ def _dual_array(array: np.ndarray) -> bool:
     return all(type(x) is Dual for x in array.flat)
 
 
-def array_from_nested(items, scalar: str | None = None) -> np.ndarray:
+def array_from_nested(items, scalar: str | None = None, dual: bool = False) -> np.ndarray:
     """A NumPy array from nested lists of scalars.  Without a declared element type
     the literal rules apply: all bools → bool, all ints → i64, any float → f64, any
-    complex → complex; lists of one rev number type (fixed, ulog, f32, i32) keep it."""
+    complex → complex; lists of one rev number type (fixed, ulog, f32, i32) keep it.
+    `dual` (a Hessian run): f64 and ulog elements are held as dual numbers."""
     flat = list(_flatten(items))
     if scalar is None:
         scalar = _literal_scalar(flat)
     shape = np.shape(_replace_leaves(items))
-    array = make_array(shape, scalar, dual=any(type(x) is Dual for x in flat))
+    array = make_array(shape, scalar, dual=dual or any(type(x) is Dual for x in flat))
     target = array.reshape(-1) if array.ndim else array
     for i, item in enumerate(flat):
         write_element(target, (i,), _to_scalar(item, scalar))
@@ -606,7 +611,7 @@ def holds_in_f64(value: ULog) -> bool:
 def format_ulog_log(value: ULog) -> str:
     """`ulog(log = L)`: a ulog by its logarithm (Note [Printing ulogs f64 cannot
     hold])."""
-    return f"ulog(log = {format_float(value.log)})"
+    return f"ulog(log = {format_float(float(value.log))})"
 
 
 def _format_array(array: np.ndarray) -> str:
@@ -733,8 +738,10 @@ def stack_scalars(values: list, like):
     and ulog in FixedArray / ULogArray)."""
     if isinstance(like, Fixed):
         return np.array([v.raw for v in values], dtype=np.int64).view(FixedArray)
-    if isinstance(like, ULog):
-        return np.array([v.log for v in values], dtype=np.float64).view(ULogArray)
+    if isinstance(like, ULog):      # dual logarithms (a Hessian run) in an object array
+        logs = [v.log for v in values]
+        dual = any(type(log) is Dual for log in logs)
+        return np.array(logs, dtype=object if dual else np.float64).view(ULogArray)
     return np.array(values, dtype=scalar_dtype(like))
 
 

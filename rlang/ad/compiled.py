@@ -364,7 +364,9 @@ def compiled_gradient_and_hvp(functions, name: str, args: list, vector: list, lo
     per argument, None for those without a tangent)."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
     gradient, moved = run.loss_seeded_run(run.tangents_along(vector))
-    return tuple(gradient), tuple(moved)
+    held = run.held_constant     # ulog arguments: no tangent in, none reported (drivers.py)
+    return (tuple(None if k in held else g for k, g in enumerate(gradient)),
+            tuple(None if k in held else m for k, m in enumerate(moved)))
 
 
 def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vector: list,
@@ -374,7 +376,7 @@ def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vec
     entry per argument, None for none)."""
     run = _ForwardOverReverse(functions, name, args, None, inverse, "vjp", backward=True)
 
-    def seed(outputs, gradients):
+    def seed(outputs, output_tangents, gradients, gradient_tangents):
         for k, cotangent in enumerate(cotangents):
             if cotangent is None or gradients[k] is None:
                 continue
@@ -392,7 +394,21 @@ def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool
     the arguments with `tangents` (one per argument, None for those without one)."""
     run = _ForwardOverReverse(functions, name, args, None, inverse, "jvp")
     outputs, output_tangents = run.forward_run(run.tangents_along(tangents))
-    return tuple(outputs), tuple(None if isinstance(t, Stack) else t for t in output_tangents)
+    return tuple(outputs), tuple(None if isinstance(t, Stack) else _value_tangent(t, v)
+                                 for t, v in zip(output_tangents, outputs))
+
+
+def _value_tangent(tangent, value):
+    """The tangent of an output as `rlang.jvp` reports it: a ulog's log-space tangent
+    dℓ as dx = x·dℓ (x = e^ℓ), as ulog gradients are reported in value space; others
+    unchanged."""
+    if isinstance(value, ULog):
+        return float(value) * tangent if tangent != 0.0 else 0.0
+    if isinstance(value, ULogArray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = np.exp(np.asarray(value, dtype=np.float64))
+            return np.where(tangent != 0.0, x * tangent, 0.0)
+    return tangent
 
 
 class _ForwardOverReverse:
@@ -445,7 +461,15 @@ class _ForwardOverReverse:
         # plain items do not) but carry shadow stacks through both runs
         return [(p, i) for p, v in enumerate(values)
                 if shadow_type(types[p]) is not None and not isinstance(v, Stack)
+                and p not in self.held_constant
                 for i in (np.ndindex(v.shape) if isinstance(v, np.ndarray) else [None])]
+
+    @functools.cached_property
+    def held_constant(self) -> set:
+        """The positions of the ulog arguments: as on the interpreter, second
+        derivatives are taken with respect to float inputs, and ulog ones are held
+        constant (docs/ad.md); their values still carry tangents inside f."""
+        return {p for p, t in enumerate(self.types) if "ulog" in (t, getattr(t, "elem", None))}
 
     def zero_tangents(self) -> list:
         return self.zeros_like(self.values)
@@ -464,7 +488,8 @@ class _ForwardOverReverse:
         `directions` (one per argument; None: zero) put in."""
         tangents = self.zero_tangents()
         for k, (tangent, direction) in enumerate(zip(tangents, directions)):
-            if tangent is None or direction is None or isinstance(tangent, Stack):
+            if tangent is None or direction is None or isinstance(tangent, Stack) or \
+                    k in self.held_constant:
                 continue
             if isinstance(tangent, np.ndarray):
                 tangent[...] = direction
@@ -486,24 +511,35 @@ class _ForwardOverReverse:
 
     def loss_seeded_run(self, tangents: list) -> tuple:
         """(the loss's gradient, its tangents along `tangents`): `seeded_run` seeded
-        with 1 at the loss."""
-        def seed(outputs, gradients):
-            _set(gradients, *loss_location(self.fn, outputs, self.view))
+        with 1 at the loss, or for a ulog loss with x = e^ℓ, whose tangent x·dℓ is
+        its gradient's tangent seed (Note [Gradients of ulog values], ad/gvar.py)."""
+        def seed(outputs, output_tangents, gradients, gradient_tangents):
+            position, index = loss_location(self.fn, outputs, self.view)
+            first = _seed(outputs[position], index)
+            _set(gradients, position, index, first)
+            if isinstance(outputs[position], (ULog, ULogArray)):
+                tangent = output_tangents[position]
+                _set(gradient_tangents, position, index,
+                     first * (tangent if index is None else tangent[index]))
 
         return self.seeded_run(tangents, seed)
 
     def seeded_run(self, tangents: list, seed) -> tuple:
         """(gradients, their tangents along `tangents`), each a list with one entry
         per argument (None for those without a gradient): f's tangent run, then the
-        tangent run of the gradient pass from its outputs, whose gradients start as
-        `seed(outputs, gradients)` leaves the zero gradients it is given."""
+        tangent run of the gradient pass from its outputs, whose gradients and their
+        tangents start as `seed(outputs, output_tangents, gradients, gradient_tangents)`
+        leaves the zeros it is given."""
         functions = self.functions
         outputs, output_tangents = self.forward_run(tangents)
         gradients = self.zeros_like(outputs)
-        seed(outputs, gradients)
+        gradient_tangents = [None if g is None else
+                             _zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
+                             np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0
+                             for g in gradients]
+        seed(outputs, output_tangents, gradients, gradient_tangents)
         grads = [g for g in gradients if g is not None]
-        zeros = [_zero_gradient(g, type_of_value(g)) if isinstance(g, Stack) else
-                 np.zeros_like(g) if isinstance(g, np.ndarray) else 0.0 for g in grads]
+        zeros = [t for t in gradient_tangents if t is not None]
         new = functions.run(self.backward, self.backward_symbol,
                             outputs + grads + [t for t in output_tangents if t is not None]
                             + zeros)

@@ -23,7 +23,7 @@ from .callers_arrays import callers_arrays_kept
 from .gradient_interpreter import GradInterpreter, wrap
 from .loss import check_loss_value, loss_location, resolve_loss
 from ..deep import run_deep
-from ..dual import Dual, refuse_tangent
+from ..dual import Dual, parts, refuse_tangent
 from ..interp.interpreter import Interpreter
 from ..errors import RlangError, RlangTypeError
 from ..gvalue import GVar, value_of
@@ -163,7 +163,7 @@ def _seed(engine: GradInterpreter, fn, values: list, view) -> None:
     ref = engine.evaluator.ref(view, env)
     value = engine.value(ref)
     check_loss_value(view, value)
-    engine.set_grad(ref, float(value) if isinstance(value, ULog) else 1.0)
+    engine.set_grad(ref, value.value() if isinstance(value, ULog) else 1.0)   # ∂L/∂ℓ = x
     for i, param in enumerate(fn.params):
         values[i] = env[param.name]
 
@@ -624,6 +624,10 @@ def _primal(value):
     """A dual run's output as a call returns it."""
     if type(value) is Dual:
         return value.a
+    if type(value) is ULog:
+        return ULog(parts(value.log)[0])
+    if isinstance(value, ULogArray):
+        return _primal(value.view(np.ndarray)).view(ULogArray)
     if isinstance(value, np.ndarray) and value.dtype == object:
         return np.vectorize(lambda d: d.a if type(d) is Dual else float(d),
                             otypes=[np.float64])(value)
@@ -631,8 +635,14 @@ def _primal(value):
 
 
 def _tangent_of(value):
+    """A dual run's output's tangent (a ulog's in value space, dx = x·dℓ, as ulog
+    gradients are reported; None for outputs without one)."""
     if type(value) is Dual:
         return value.b
+    if type(value) is ULog:
+        return _value_tangent(value.log)
+    if isinstance(value, ULogArray):
+        return np.vectorize(_value_tangent, otypes=[np.float64])(value.view(np.ndarray))
     if isinstance(value, np.ndarray) and value.dtype == object:
         return np.vectorize(lambda d: d.b if type(d) is Dual else 0.0,
                             otypes=[np.float64])(value)
@@ -641,6 +651,12 @@ def _tangent_of(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return np.zeros(value.shape)
     return None
+
+
+def _value_tangent(log) -> float:
+    """The value-space tangent x·dℓ of a dual logarithm ℓ + dℓ·ε (x = e^ℓ)."""
+    log, tangent = parts(log)
+    return float(ULog(log)) * tangent if tangent != 0.0 else 0.0
 
 
 def _pulled_entry(engine, value, arg):
@@ -724,7 +740,7 @@ def _float_positions(args) -> set:
         if isinstance(value, (list, tuple)):
             value = np.asarray(value)
         if isinstance(value, np.ndarray):
-            if value.dtype.kind == "f" and value.size:
+            if value.dtype.kind == "f" and value.size and not isinstance(value, ULogArray):
                 positions.add(position)
         elif isinstance(value, (float, np.floating)):
             positions.add(position)
@@ -735,6 +751,8 @@ def _flat_float_inputs(args) -> list:
     """(argument position, index or None) of every float scalar input."""
     inputs = []
     for position, value in enumerate(args):
+        if isinstance(value, ULogArray):
+            continue
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             inputs.extend((position, index) for index in np.ndindex(value.shape))
         elif isinstance(value, (list, tuple)):
@@ -757,7 +775,12 @@ def _dual_arguments(args, tangent) -> list:
         if isinstance(value, (F32, np.float32)) or \
                 isinstance(value, np.ndarray) and value.dtype == np.float32:
             refuse_tangent(Dual(0.0, 1.0), "f32")
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        if isinstance(value, ULogArray):        # logarithms without tangents, as duals
+            logs = np.empty(value.shape, dtype=object)
+            for index in np.ndindex(value.shape):
+                logs[index] = Dual(np.ndarray.__getitem__(value, index))
+            dual_args.append(logs.view(ULogArray))
+        elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
             duals = np.empty(value.shape, dtype=object)
             for index in np.ndindex(value.shape):
                 duals[index] = Dual(value[index], tangent(position, index))

@@ -41,7 +41,7 @@ from ..interp.calls import hold_temporaries
 from ..interp.evaluate import ElemRef, FieldRef, VarRef, adapt_literal
 from ..interp.limits import STACK_ITEM_BYTES
 from ..interp.comparisons import check_dealloc
-from ..dual import is_zero, refuse_tangent
+from ..dual import Dual, is_zero, refuse_tangent
 from ..gvalue import GVar, value_of
 from .gvar import Gradients, backprop, carries_gradient
 from ..interp.interpreter import Interpreter
@@ -164,7 +164,7 @@ class GradInterpreter(Interpreter):
         if is_zero(grad):
             return
         if rule.log_space and type(rhs) is not ULog:
-            grad = grad / float(rhs)    # log-space: ℓ ± log r, ∂/∂r = 1/r
+            grad = grad / (rhs if type(rhs) is Dual else float(rhs))   # ℓ ± log r: 1/r
         backprop(ev, stmt.value, env, rule.seed_sign * grad, self, memo)
 
     # ------------------------------------------------------------ instructions

@@ -24,7 +24,7 @@ from ..errors import RlangTypeError
 from ..dual import Dual, is_zero
 from ..ieee import complex_rule_at, rule_at
 from ..numbers import Fixed, FixedArray, ULog
-from ..primitives import BUILTINS, OPERATOR_PARTIALS
+from ..primitives import BUILTINS, OPERATOR_PARTIALS, lift
 
 
 def carries_gradient(value) -> bool:
@@ -116,8 +116,17 @@ def _backprop(walk: _Walk, expr, seed) -> None:
 
 
 def _number(value):
-    """A value as a number the partial derivatives can use (fixed and ulog as floats)."""
-    return float(value) if isinstance(value, (Fixed, ULog)) else value
+    """A value as a number the partial derivatives can use (fixed and ulog as floats;
+    a ulog whose logarithm is a dual as the dual e^ℓ)."""
+    if type(value) is ULog:
+        return value.value()
+    return float(value) if isinstance(value, Fixed) else value
+
+
+def _real_number(value):
+    """A real value as a float, or a Dual as itself (its tangent kept)."""
+    value = _number(value)
+    return value if type(value) is Dual else float(value)
 
 
 def _conj(partial):
@@ -150,11 +159,14 @@ _NON_HOLOMORPHIC = {
 # (`f64(l)`, `sin(l)`), and `ulog(r)` gives ∂L/∂r = ∂L/∂ℓ / r.  The drivers report
 # ∂L/∂x = ∂L/∂ℓ / x for ulog parameters.
 
+_exp = lift("exp")
+
+
 def _backprop_ulog_binary(walk, expr, seed, left, right) -> None:
     """Log-space adjoints of `* / + -` and `**` with a ulog operand."""
     op = expr.op
     if op == "**":                      # ℓ = ℓa · y
-        _backprop(walk, expr.left, seed * float(_number(right)))
+        _backprop(walk, expr.left, seed * _real_number(right))
         _backprop(walk, expr.right, seed * left.log)
         return
     a = left if type(left) is ULog else ULog.from_value(left)
@@ -165,8 +177,8 @@ def _backprop_ulog_binary(walk, expr, seed, left, right) -> None:
         d_left, d_right = 1.0, -1.0
     else:                               # + and -: weights e^(ℓa−ℓ), ±e^(ℓb−ℓ)
         result = a.add(b) if op == "+" else a.sub(b)
-        d_left = math.exp(a.log - result.log) if a.log > -math.inf else 0.0
-        d_right = math.exp(b.log - result.log) if b.log > -math.inf else 0.0
+        d_left = _exp(a.log - result.log) if a.log > -math.inf else 0.0
+        d_right = _exp(b.log - result.log) if b.log > -math.inf else 0.0
         d_right = d_right if op == "+" else -d_right
     for operand, value, partial in ((expr.left, left, d_left), (expr.right, right, d_right)):
         if type(value) is ULog:         # a literal operand was a constant
@@ -180,12 +192,13 @@ def _backprop_ulog_call(walk, expr: ast.Call, seed, value) -> bool:
         _backprop(walk, expr.args[0], seed)
         return True
     if name == "f64":                   # e^ℓ
-        _backprop(walk, expr.args[0], seed * float(value))
+        _backprop(walk, expr.args[0], seed * value.value())
         return True
     builtin = BUILTINS.get(name)
     if builtin is not None and builtin.partials is not None and len(expr.args) == 1:
-        (partial,) = rule_at(builtin.partials, (float(value),))
-        _backprop(walk, expr.args[0], seed * partial * float(value))
+        x = value.value()
+        (partial,) = rule_at(builtin.partials, (x,))
+        _backprop(walk, expr.args[0], seed * partial * x)
         return True
     return name in ("ulog", "one", "zero")
 
@@ -197,7 +210,7 @@ def _backprop_call(walk, expr: ast.Call, seed) -> None:
         if type(first) is ULog and _backprop_ulog_call(walk, expr, seed, first):
             return
         if name == "ulog" and len(expr.args) == 1:      # ℓ = log r: ∂L/∂r = ∂L/∂ℓ / r
-            r = float(_number(first))
+            r = _real_number(first)
             if r > 0:
                 _backprop(walk, expr.args[0], seed / r)
             return
@@ -223,8 +236,7 @@ def _backprop_call(walk, expr: ast.Call, seed) -> None:
             raise RlangTypeError(f"`{name}` has no gradient for a complex argument",
                                  expr.span)
         return
-    partials = rule_at(builtin.partials,
-                       [a if type(a) is Dual else float(_number(a)) for a in args])
+    partials = rule_at(builtin.partials, [_real_number(a) for a in args])
     for arg, partial in zip(expr.args, partials):
         if partial is not None:
             _backprop(walk, arg, seed * partial)

@@ -69,7 +69,7 @@ def _rotated_tangents(name: str, theta, d_theta, values: list, tangents: list) -
 
 
 class HessianUnsupported(BackendUnsupported, RlangTypeError):
-    """A compiled Hessian refused because a fixed, ulog or complex value is held: the
+    """A compiled Hessian refused because a fixed or complex value is held: the
     interpreter refuses only where a tangent reaches one, so the default backend
     ("auto") asks it instead (a BackendUnsupported); a type error as before."""
 
@@ -78,10 +78,13 @@ class TangentFunction(ShadowFunction):
     kind = "tan"
 
     def shadow(self, var: ir.Var):
-        """As ShadowFunction.shadow; fixed, ulog and complex values carry no tangents, as in the
-        interpreter's Hessians (`dual.refuse_tangent`), so they are refused."""
+        """As ShadowFunction.shadow; fixed and complex values carry no tangents, as in
+        the interpreter's Hessians (`dual.refuse_tangent`), so they are refused.  A
+        ulog's shadow is the f64 tangent of its logarithm (Note [Tangents of ulog
+        values], rlang/numbers.py): the partials of the IR's log-domain formulas
+        (ad/symbolic.py) carry it."""
         t = var.type if isinstance(var.type, str) else var.type.elem
-        if t in ("fixed", "ulog", "complex"):
+        if t in ("fixed", "complex"):
             raise HessianUnsupported(f"Hessians through {t} values are not supported yet "
                                      "(gradients are)")
         return super().shadow(var)

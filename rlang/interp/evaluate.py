@@ -329,7 +329,7 @@ class Evaluator:
             raise RlangTypeError("the rows of an array literal must all have the same shape, "
                                  f"got {', '.join(str(s) for s in sorted(shapes))}", expr.span)
         try:
-            return array_from_nested(nested)
+            return array_from_nested(nested, dual=self.dual_mode)
         except (ValueError, OverflowError, TypeError) as error:
             raise RlangTypeError(f"invalid array literal: {error}", expr.span) from None
 

@@ -204,8 +204,11 @@ def dual_binary(op: str, a, b, span):
     for value in (a, b):
         if type(value) is not Dual and type(value) not in _REAL_KINDS:
             what = {complex: "complex", Fixed: "fixed", ULog: "ulog"}.get(type(value))
+            if what == "ulog" and op == "**" and type(a) is ULog:
+                return ulog_power(a, b, span)       # a dual exponent
             if what is not None:
-                refuse_tangent(a if type(a) is Dual else b, what)
+                if what != "ulog":      # other ulog mixes are type errors of `binary`
+                    refuse_tangent(a if type(a) is Dual else b, what)
                 return binary(op, parts(a)[0] if type(a) is Dual else a,
                               parts(b)[0] if type(b) is Dual else b, span)
             raise RlangTypeError(f"`{op}` cannot mix a float with {a_type(value)} here", span)
@@ -241,7 +244,8 @@ def system_binary(op: str, a, b, span):
     system = type(a) if type(a) in _NUMBER_SYSTEMS else type(b)
     x, y = _to_system(a, system, op, span), _to_system(b, system, op, span)
     if op in _COMPARE:
-        key = (lambda v: v.raw) if system is Fixed else (lambda v: v.log)
+        # a dual logarithm is compared by its value, as dual numbers are
+        key = (lambda v: v.raw) if system is Fixed else (lambda v: parts(v.log)[0])
         return _compare(op, key(x), key(y), span)
     method = _SYSTEM_METHODS[system].get(op)
     if method is None:
@@ -280,12 +284,12 @@ def _to_system(value, system, op, span):
 
 def ulog_power(base: ULog, exponent, span) -> ULog:
     """`l ** y` for ulog l and a real y: log(l) · y."""
-    if type(exponent) not in (bool, I32, int, F32, float):
+    if type(exponent) not in (bool, I32, int, F32, float, Dual):
         raise RlangTypeError(f"a ulog power needs a real exponent, got {a_type(exponent)}",
                              span)
     if base.log == -math.inf and exponent == 0:
         return ULog(0.0)
-    return ULog(base.log * float(exponent))
+    return ULog(base.log * (exponent if type(exponent) is Dual else float(exponent)))
 
 
 def unary(op: str, a, span):

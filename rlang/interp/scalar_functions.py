@@ -30,6 +30,11 @@ _REALS = (bool, I32, int, F32, float)
 def apply_builtin(builtin, args: list, span):
     """`builtin(*args)` on rev scalars."""
     kinds = [type(a) for a in args]
+    if builtin.name == "log" and kinds == [ULog]:
+        return args[0].log
+    if ULog in kinds and any(type(a) is ULog and type(a.log) is Dual for a in args):
+        args = [a.value() if type(a) is ULog else a for a in args]     # dual values
+        kinds = [type(a) for a in args]
     if Dual in kinds:
         return _dual_call(builtin, args, span)
     if any(k not in (*_REALS, complex, Fixed, ULog) for k in kinds):
@@ -37,8 +42,6 @@ def apply_builtin(builtin, args: list, span):
         raise RlangTypeError(f"`{builtin.name}` needs numbers, got {a_type(bad)}", span)
     if complex in kinds:
         return _complex_call(builtin, args, span)
-    if builtin.name == "log" and kinds == [ULog]:
-        return args[0].log
     if builtin.int_preserving and all(k in _INTEGERS for k in kinds):
         result = builtin.forward(*(int(a) for a in args))
         return I32(result) if I32 in kinds and int not in kinds else wrap_i64(result)
@@ -73,9 +76,16 @@ def convert(name: str, value, span):
     if type(value) is Dual:
         if name == "f64":
             return value
-        if name in ("f32", "fixed", "ulog"):    # a tangent would be lost: refuse it
+        if name == "ulog":          # its dual logarithm (Note [Tangents of ulog values])
+            return _checked_conversion(name, value, span)
+        if name in ("f32", "fixed"):    # a tangent would be lost: refuse it
             refuse_tangent(value, name)
         value = value.a             # other conversions of a dual number see its value
+    if type(value) is ULog and type(value.log) is Dual:
+        if name == "f64":
+            return value.value()    # the dual e^ℓ
+        if name in ("f32", "fixed"):
+            refuse_tangent(value.log, name)
     if type(value) not in (*_REALS, complex, Fixed, ULog):
         raise RlangTypeError(f"`{name}` cannot convert {a_type(value)}", span)
     if name == "bool":
@@ -87,6 +97,11 @@ def convert(name: str, value, span):
     if isinstance(value, complex):
         raise RlangTypeError(f"`{name}` of a complex number; use real(z), imag(z) or abs(z)",
                              span)
+    return _checked_conversion(name, value, span)
+
+
+def _checked_conversion(name: str, value, span):
+    """`name(value)`, a value it cannot hold an error at `span`."""
     try:
         return _CONVERSIONS[name](value, span)
     except ValueError as error:
