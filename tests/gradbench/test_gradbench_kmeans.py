@@ -42,16 +42,27 @@ def test_interpreter_agrees_with_llvm():
 
 
 @pytest.mark.parametrize("size", [TINY, {"k": 100, "n": 200, "d": 8}, {"k": 7, "n": 30, "d": 3}])
-def test_the_cost_in_lanes_has_the_bits_of_the_cost(size):
-    # Note [Centroids in lanes] (evals/kmeans.rev)
+def test_the_nearest_centroids_as_an_output_keep_the_cost_and_its_derivatives(size):
+    # Notes [Centroids in lanes] and [The nearest centroids as an output] (evals/kmeans.rev):
+    # cost!'s bits, its derivatives' bits, and the first nearest centroid of each point
     points, centroids = _arrays(size)
-    small = size["k"] * size["n"] * size["d"] <= 1000       # (the interpreter: seconds)
+    small = size["k"] * size["n"] * size["d"] <= 1000
+    expected_nearest = np.argmin(((points[:, None] - centroids[None]) ** 2).sum(axis=2), axis=1)
     for backend in ("llvm", "interp") if small else ("llvm",):
         m = program("kmeans", backend=backend)
-        ours = m["cost_lanes!"](0.0, points, centroids)[0]
-        assert ours == m["cost!"](0.0, points, centroids)[0]
-    checked = program("kmeans", invcheck=True)["cost_lanes!"](0.0, points, centroids)[0]
-    assert checked == ours
+        value, j, h = _cost_j_h(m, points, centroids)
+        function = m["cost_nearest!"]
+        zeros = np.zeros(len(points), dtype=np.int64)
+        got_value, nearest = function(0.0, zeros.copy(), points, centroids)[:2]
+        assert got_value == value
+        np.testing.assert_array_equal(nearest, expected_nearest)
+        gradient = rlang.grad(function, "cost!", argnums=3)
+        got_j, got_h = rlang.jvp(gradient, (0.0, zeros.copy(), points, centroids),
+                                 (None, None, None, np.ones_like(centroids)))
+        np.testing.assert_array_equal(got_j, j)
+        np.testing.assert_array_equal(got_h, h)
+    checked = program("kmeans", invcheck=True)["cost_nearest!"]
+    assert checked(0.0, np.zeros(len(points), dtype=np.int64), points, centroids)[0] == value
 
 
 def test_reversibility_checks_pass():

@@ -1,6 +1,8 @@
-"""kmeans: ``cost`` runs ``cost_lanes!`` forward (``cost!``'s sums in another loop
-order, evals/kmeans.rev); ``dir`` is J / H, with J rlang's gradient of ``cost!`` and
-H the diagonal of its Hessian from one Hessian-vector product.
+"""kmeans: ``cost`` runs ``cost_nearest!`` forward (``cost!``'s sums, the search in
+another loop order and the nearest centroids' indices kept as an output:
+evals/kmeans.rev, Notes [Centroids in lanes] and [The nearest centroids as an
+output]); ``dir`` is J / H, with J rlang's gradient of ``cost_nearest!`` and H the
+diagonal of its Hessian from one Hessian-vector product.
 
 Note [The Hessian's diagonal from one product]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -31,21 +33,21 @@ from ._load import program
 def prepare(function: str, input) -> Prepared:
     m = program("kmeans")
     points, centroids = floats(input["points"]), floats(input["centroids"])
-    cost = m["cost!"]
+    cost = m["cost_nearest!"]           # cost! += the cost, nearest! += the indices
+    n = len(points)
     if function == "cost":
-        cost_lanes = m["cost_lanes!"]     # the same sums (Note [Centroids in lanes])
-
         def run():
-            return cost_lanes(0.0, points, centroids)[0]
+            return cost(0.0, np.zeros(n, dtype=np.int64), points, centroids)[0]
         output = float
     elif function == "dir":
-        jacobian = rlang.grad(cost, "cost!", argnums=2)
-        ones = (None, None, np.ones_like(centroids))    # Note [The Hessian's diagonal ...]
+        jacobian = rlang.grad(cost, "cost!", argnums=3)
+        ones = (None, None, None, np.ones_like(centroids))  # Note [The Hessian's diagonal …]
         newton_dir = m["newton_dir!"]
 
         def run():
             # J and H·1 from one forward-over-reverse run (rlang.jvp of rlang.grad)
-            j, h = rlang.jvp(jacobian, (0.0, points, centroids), ones)
+            nearest = np.zeros(n, dtype=np.int64)
+            j, h = rlang.jvp(jacobian, (0.0, nearest, points, centroids), ones)
             return newton_dir(np.zeros_like(centroids), j, h)[0]
         output = np.ndarray.tolist
     else:
