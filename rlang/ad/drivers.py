@@ -20,14 +20,16 @@ import math
 import numpy as np
 
 from .callers_arrays import callers_arrays_kept
+from .dual_runs import (along, dual_arguments, dual_gradient, flat_float_inputs,
+                        float_positions, hvp_entry, primal, pulled_entry, tangent_of,
+                        tangent_part)
 from .gradient_interpreter import GradInterpreter, wrap
 from .loss import check_loss_value, loss_location, resolve_loss
 from ..deep import run_deep
-from ..dual import Dual, parts, refuse_tangent
 from ..interp.interpreter import Interpreter
 from ..errors import RlangError, RlangTypeError
 from ..gvalue import GVar, value_of
-from ..numbers import F32, Fixed, FixedArray, ULog, ULogArray
+from ..numbers import Fixed, FixedArray, ULog, ULogArray
 from ..lower.argument_types import signature_of
 from ..values import Stack, read_element, write_element
 
@@ -373,7 +375,7 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
         if result is not None:
             return result
     target = resolve_loss(fn, loss)
-    inputs = [i for i in _flat_float_inputs(args) if chosen is None or i[0] in chosen]
+    inputs = [i for i in flat_float_inputs(args) if chosen is None or i[0] in chosen]
     if not inputs:      # no column to run: the call and the loss still have to be right
         outputs = function(*[_copied(a) for a in args])
         loss_location(fn, list(outputs), target)
@@ -382,7 +384,7 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
         final, engine = _dual_run(function, args, _loss_seed(fn, target),
                                   lambda position, index: 1.0 if (position, index) == inputs[k]
                                   else 0.0)
-        columns.append([_tangent(_dual_gradient(engine, final[position], index))
+        columns.append([tangent_part(dual_gradient(engine, final[position], index))
                         for position, index in inputs])
     return np.array(columns, dtype=np.float64).T.reshape(len(inputs), len(inputs))
 
@@ -399,7 +401,7 @@ def _dual_run(function, args, seed, tangent):
     module = function.module
     forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     forward.evaluator.dual_mode = True
-    outputs = run_deep(forward.call, function.name, _dual_arguments(args, tangent),
+    outputs = run_deep(forward.call, function.name, dual_arguments(args, tangent),
                        function.inverse)
     engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
     engine.evaluator.dual_mode = True
@@ -433,10 +435,10 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple
                 return result
         fn = module.unit.functions[function.name]
         final, engine = _dual_run(function, args, _loss_seed(fn, resolve_loss(fn, loss)),
-                                  _along(vector))
-        inputs = _float_positions(args)
+                                  along(vector))
+        inputs = float_positions(args)
         return tuple(tuple(entry(engine, final[k], args[k]) if k in inputs else None
-                           for k in range(len(args))) for entry in (_pulled_entry, _hvp_entry))
+                           for k in range(len(args))) for entry in (pulled_entry, hvp_entry))
 
 
 def vjp_tangent(function, args, cotangents, vector) -> tuple:
@@ -469,10 +471,10 @@ def vjp_tangent(function, args, cotangents, vector) -> tuple:
                 if cotangent is not None:
                     values[k] = _seeded(engine, values[k], cotangent)
 
-        final, engine = _dual_run(function, args, seed, _along(vector))
-        inputs = _float_positions(args)
+        final, engine = _dual_run(function, args, seed, along(vector))
+        inputs = float_positions(args)
         return tuple(tuple(entry(engine, final[k], args[k]) if k in inputs else None
-                           for k in range(len(args))) for entry in (_pulled_entry, _hvp_entry))
+                           for k in range(len(args))) for entry in (pulled_entry, hvp_entry))
 
 
 def jvp(function, args, tangents) -> tuple:
@@ -496,8 +498,8 @@ def jvp(function, args, tangents) -> tuple:
         forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
         forward.evaluator.dual_mode = True
         outputs = run_deep(forward.call, function.name,
-                           _dual_arguments(args, _along(tangents)), function.inverse)
-    return tuple(_primal(v) for v in outputs), tuple(_tangent_of(v) for v in outputs)
+                           dual_arguments(args, along(tangents)), function.inverse)
+    return tuple(primal(v) for v in outputs), tuple(tangent_of(v) for v in outputs)
 
 
 # Note [Transforms of transforms]
@@ -536,13 +538,6 @@ def _jvp_of_transform(g, args, tangents) -> tuple:
     slope = sum(float(np.sum(np.asarray(d) * np.asarray(t))) for d, t in
                 zip(gradient, tangents) if d is not None and t is not None)
     return (value, pick(gradient)), (slope, pick(moved))
-
-
-def _along(directions: list):
-    """The tangent of input (position, index) in `directions` (as `_directions`
-    checks them), for `_dual_arguments`."""
-    return lambda position, index: float(directions[position] if index is None
-                                         else directions[position][index])
 
 
 def vjp(function, *args) -> tuple:
@@ -620,63 +615,6 @@ def _cotangents(function, outputs: list, cotangents) -> list:
     return seeds
 
 
-def _primal(value):
-    """A dual run's output as a call returns it."""
-    if type(value) is Dual:
-        return value.a
-    if type(value) is ULog:
-        return ULog(parts(value.log)[0])
-    if isinstance(value, ULogArray):
-        return _primal(value.view(np.ndarray)).view(ULogArray)
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return np.vectorize(lambda d: d.a if type(d) is Dual else float(d),
-                            otypes=[np.float64])(value)
-    return value
-
-
-def _tangent_of(value):
-    """A dual run's output's tangent (a ulog's in value space, dx = x·dℓ, as ulog
-    gradients are reported; None for outputs without one)."""
-    if type(value) is Dual:
-        return value.b
-    if type(value) is ULog:
-        return _value_tangent(value.log)
-    if isinstance(value, ULogArray):
-        return np.vectorize(_value_tangent, otypes=[np.float64])(value.view(np.ndarray))
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return np.vectorize(lambda d: d.b if type(d) is Dual else 0.0,
-                            otypes=[np.float64])(value)
-    if isinstance(value, float):
-        return 0.0
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        return np.zeros(value.shape)
-    return None
-
-
-def _value_tangent(log) -> float:
-    """The value-space tangent x·dℓ of a dual logarithm ℓ + dℓ·ε (x = e^ℓ)."""
-    log, tangent = parts(log)
-    return float(ULog(log)) * tangent if tangent != 0.0 else 0.0
-
-
-def _pulled_entry(engine, value, arg):
-    """The value part of a dual run's gradient of an argument (`_hvp_entry`: the
-    tangent part)."""
-    if not isinstance(arg, np.ndarray):
-        return float(_primal(_dual_gradient(engine, value, None)))
-    grad = engine.grads.of(value)
-    return np.zeros(arg.shape) if grad is None else _primal(grad).astype(np.float64)
-
-
-def _hvp_entry(engine, value, arg):
-    if not isinstance(arg, np.ndarray):
-        return _tangent(_dual_gradient(engine, value, None))
-    out = np.zeros(arg.shape)
-    for index in np.ndindex(arg.shape):
-        out[index] = _tangent(_dual_gradient(engine, value, index))
-    return out
-
-
 def _directions(function, args: list, vector, driver: str = "hvp") -> list:
     """`vector` checked against the arguments: one entry per argument, a number for
     a float scalar and an array of its shape for a float array (None for no
@@ -689,7 +627,7 @@ def _directions(function, args: list, vector, driver: str = "hvp") -> list:
     if len(vector) != len(args):
         raise RlangTypeError(f"rlang.{driver}: the vector has {len(vector)} entries; "
                              f"`{function.name}` takes {len(args)} arguments")
-    floats = _float_positions(args)
+    floats = float_positions(args)
     out = []
     for k, (direction, arg) in enumerate(zip(vector, args)):
         if direction is None or k not in floats:
@@ -718,7 +656,7 @@ def hessian_diag(function, args, loss) -> tuple:
     args = called_with(function, args, "hessian_diag")
     with callers_arrays_kept(args, function):
         diagonal = iter(np.diag(_hessian(function, args, loss)).tolist())
-    inputs = _float_positions(args)
+    inputs = float_positions(args)
     out = []
     for k, arg in enumerate(args):
         if k not in inputs:
@@ -728,78 +666,3 @@ def hessian_diag(function, args, loss) -> tuple:
         else:
             out.append(next(diagonal))
     return tuple(out)
-
-
-def _float_positions(args) -> set:
-    """The positions of the arguments that hold at least one float scalar input
-    (those `_flat_float_inputs` lists), found without listing the elements: the
-    drivers that only ask which arguments have tangents stay O(arguments), not
-    O(array elements), per call."""
-    positions = set()
-    for position, value in enumerate(args):
-        if isinstance(value, (list, tuple)):
-            value = np.asarray(value)
-        if isinstance(value, np.ndarray):
-            if value.dtype.kind == "f" and value.size and not isinstance(value, ULogArray):
-                positions.add(position)
-        elif isinstance(value, (float, np.floating)):
-            positions.add(position)
-    return positions
-
-
-def _flat_float_inputs(args) -> list:
-    """(argument position, index or None) of every float scalar input."""
-    inputs = []
-    for position, value in enumerate(args):
-        if isinstance(value, ULogArray):
-            continue
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-            inputs.extend((position, index) for index in np.ndindex(value.shape))
-        elif isinstance(value, (list, tuple)):
-            array = np.asarray(value)
-            if array.dtype.kind == "f":
-                inputs.extend((position, index) for index in np.ndindex(array.shape))
-        elif isinstance(value, (float, np.floating)):
-            inputs.append((position, None))
-    return inputs
-
-
-def _dual_arguments(args, tangent) -> list:
-    """Copies of the arguments with float values as dual numbers, the tangent of
-    input (position, index) `tangent(position, index)`.  f32 inputs are refused: the
-    interpreter's dual numbers are f64 (the llvm backend computes such Hessians)."""
-    dual_args = []
-    for position, value in enumerate(args):
-        if isinstance(value, (list, tuple)):
-            value = np.asarray(value)
-        if isinstance(value, (F32, np.float32)) or \
-                isinstance(value, np.ndarray) and value.dtype == np.float32:
-            refuse_tangent(Dual(0.0, 1.0), "f32")
-        if isinstance(value, ULogArray):        # logarithms without tangents, as duals
-            logs = np.empty(value.shape, dtype=object)
-            for index in np.ndindex(value.shape):
-                logs[index] = Dual(np.ndarray.__getitem__(value, index))
-            dual_args.append(logs.view(ULogArray))
-        elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
-            duals = np.empty(value.shape, dtype=object)
-            for index in np.ndindex(value.shape):
-                duals[index] = Dual(value[index], tangent(position, index))
-            dual_args.append(duals)
-        elif isinstance(value, (float, np.floating)):
-            dual_args.append(Dual(value, tangent(position, None)))
-        elif isinstance(value, np.ndarray):
-            dual_args.append(value.copy())
-        else:
-            dual_args.append(value)
-    return dual_args
-
-
-def _dual_gradient(engine, value, index):
-    if index is None:
-        return value.g if type(value) is GVar else 0.0
-    grad = engine.grads.of(value)
-    return 0.0 if grad is None else grad[index]
-
-
-def _tangent(value) -> float:
-    return value.b if type(value) is Dual else 0.0

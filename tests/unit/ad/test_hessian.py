@@ -432,7 +432,7 @@ def test_hessian_of_builtin_edge_functions():
 def test_fixed_inputs_are_not_hessian_inputs():
     """Gradients w.r.t. fixed inputs are floats, but rlang.hessian differentiates only
     float inputs: a fixed argument is held constant (documented behaviour of
-    `_flat_float_inputs`)."""
+    `dual_runs.flat_float_inputs`)."""
     m = rlang.loads("""
     function f(y, x, c: fixed)
         y += x * x * f64(c)
