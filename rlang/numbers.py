@@ -230,6 +230,12 @@ class ULog:
         d = b - a       # < 0; each form is precise on its side of -log 2
         return ULog(a + (_log(-_expm1(d)) if d > -_LOG2 else _log1p(-_exp(d))))
 
+    def value_tangent(self, tangent: float) -> float:
+        """A log-space tangent dℓ of this value as the value-space tangent x·dℓ (how
+        `rlang.jvp` reports a ulog output's: ulog gradients are reported in value
+        space too); 0 for 0, also where x overflows."""
+        return float(ULog(parts(self.log)[0])) * tangent if tangent != 0.0 else 0.0
+
 
 # Note [Tangents of ulog values]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -403,7 +403,7 @@ def _value_tangent(tangent, value):
     dℓ as dx = x·dℓ (x = e^ℓ), as ulog gradients are reported in value space; others
     unchanged."""
     if isinstance(value, ULog):
-        return float(value) * tangent if tangent != 0.0 else 0.0
+        return value.value_tangent(tangent)
     if isinstance(value, ULogArray):
         with np.errstate(over="ignore", invalid="ignore"):
             x = np.exp(np.asarray(value, dtype=np.float64))

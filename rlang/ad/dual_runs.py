@@ -46,9 +46,10 @@ def tangent_of(value):
     if type(value) is Dual:
         return value.b
     if type(value) is ULog:
-        return value_tangent(value.log)
+        return value.value_tangent(parts(value.log)[1])
     if isinstance(value, ULogArray):
-        return np.vectorize(value_tangent, otypes=[np.float64])(value.view(np.ndarray))
+        return np.vectorize(lambda log: ULog(log).value_tangent(parts(log)[1]),
+                            otypes=[np.float64])(value.view(np.ndarray))
     if isinstance(value, np.ndarray) and value.dtype == object:
         return np.vectorize(lambda d: d.b if type(d) is Dual else 0.0,
                             otypes=[np.float64])(value)
@@ -57,12 +58,6 @@ def tangent_of(value):
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         return np.zeros(value.shape)
     return None
-
-
-def value_tangent(log) -> float:
-    """The value-space tangent x·dℓ of a dual logarithm ℓ + dℓ·ε (x = e^ℓ)."""
-    log, tangent = parts(log)
-    return float(ULog(log)) * tangent if tangent != 0.0 else 0.0
 
 
 def pulled_entry(engine, value, arg):

@@ -4,8 +4,9 @@
 `laned_hessian(functions, name, args, loss, inverse, chosen)` returns the Hessian as
 `compiled_hessian` builds it (one row and column per float scalar input of the
 arguments at the positions `chosen`, None: all; arrays in C order), or None where
-the laned passes do not apply (an argument that is a stack, a fixed, ulog or complex value, a pass that
-cannot carry lanes): the caller then takes one column per pass, as before.
+the laned passes do not apply (an argument that is a stack, a fixed, ulog or
+complex value; a pass that cannot carry lanes): the caller then takes one column
+per pass, as before.
 
 Note [Hessians in lanes]
 ~~~~~~~~~~~~~~~~~~~~~~~~
