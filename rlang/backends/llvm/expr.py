@@ -28,6 +28,31 @@ _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos
          "fabs": "fabs", "fmod": "fmod", "pow": "pow", "atan2": "atan2",
          "copysign": "copysign"}
 
+#: The C library's functions on doubles that the code calls: pure as the code sees
+#: them (Note [The C library's math is pure]).
+_PURE = frozenset(_LIBM.values())
+
+
+# Note [The C library's math is pure]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# C's `log`, `sqrt`, `pow`, ... set `errno` on a domain or range error, so LLVM must
+# keep a call whose result nobody reads: it guards it (`x > 0 ? skip : log(x)`,
+# "conditional dead call elimination") and keeps `sqrt`'s call behind the `sqrtsd`
+# it inlines.  No rlang code reads `errno`, so the declarations say the functions
+# touch no memory, return and do not unwind (what C compilers assume under
+# -fno-math-errno).  Dead calls then go: the gradient of `a ** 2` computes
+# log(a) for the exponent's gradient, which is dropped when the exponent is a
+# constant, and the kept call, taken for every negative `a` with libm's error
+# path (`__math_invalid`), was 5 % of the graph-embedding gradient's time.  The
+# values are the same functions' values: only calls whose results are unused
+# are removed.
+
+
+class _PureAttributes(ll.values.FunctionAttributes):
+    """Function attributes llvmlite does not list, for the C library's math."""
+    _known = ll.values.FunctionAttributes._known | {"memory(none)", "willreturn",
+                                                    "nosync", "nofree"}
+
 
 class ExprEmitter:
     """Expression emission; subclasses provide `builder`, `llfn`, `out`, `slots`,
@@ -84,7 +109,10 @@ class ExprEmitter:
         if existing is not None:
             return existing
         fn = ll.Function(self.out, ll.FunctionType(ret, args), name=name)
-        if name not in ("calloc", "free"):
+        if name in _PURE:       # Note [The C library's math is pure]
+            fn.attributes = _PureAttributes(["nounwind", "memory(none)", "willreturn",
+                                             "nosync", "nofree"])
+        elif name not in ("calloc", "free"):
             fn.attributes.add("nounwind")
         return fn
 
