@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import RlangTypeError
+from ..errors import RlangError, RlangTypeError
 from ..lower.argument_types import signature_of
 from .callers_arrays import put_back, saved_arrays
-from .compiled import _gradient_pass, _without_forward, plan_key
+from .compiled import _gradient_pass, _returned, _without_forward, plan_key
 
 
 def quick_gradient(function, args, loss, value: bool = False):
@@ -70,6 +70,14 @@ class GradientRoute:
         self.written = written                  # the positions f writes
         self.aliasing = functions.invcheck      # the interpreter's rule (§5)
         self.interpreter = functions.interpreter
+        self.n = len(signature)
+        # the arrays a pass without the forward run works on copies of
+        self.copied = [] if plan.added is None else sorted(
+            k for k in plan.added if isinstance(signature[k], tuple))
+        # the forward and the pass, or the pass alone, as one packed call (Note [Two
+        # entry points on one buffer], backends/llvm/paired.py): made when first
+        # needed, False where the backend has none
+        self.pass_alone = self.both = None
 
     @classmethod
     def of(cls, functions, function, plan, signature):
@@ -86,27 +94,35 @@ class GradientRoute:
         """The gradients (with `value`: the loss's value and the gradients), or None
         (take the general route)."""
         plan, functions = self.plan, self.functions
-        if not plan.fits(args):
+        if plan.index is not None and not plan.fits(args):
             return None
         for k in self.written:
             if type(args[k]) is np.ndarray and not args[k].flags.writeable:
                 return None                 # the general route's error
         if plan.added is not None and not value:    # Note [Gradients without the forward
-            result = _without_forward(functions, plan, self.fn.name, args,   # run]: on
-                                      self.inverse, self.signature)   # copies of what
-            if result is not None:                                    # f adds to, so
-                return result                                         # nothing to keep
+            result = self._pass_alone(args)          # run]
+            if result is not None:
+                return result
         if self.forward is None:    # (compiled when first needed: Note [Gradients
             self.forward = functions.conformed(self.fn.name, self.signature,  # without
                                                self.inverse)        # the forward run])
+        if self.both is None:
+            self.both = functions.paired(self.forward, (plan.native, plan.symbol)) or False
         kept = saved_arrays(args, self.written)
         if self.aliasing:
             self.interpreter.check_argument_aliasing(self.fn, args)
         try:
+            if self.both and not value:
+                gradients = self._seeded(args)
+                try:
+                    new = self.both(args + [g for g in gradients if g is not None])
+                except RlangTypeError:      # (a read-only array the entry point found)
+                    return None             # the general route's error, with the name
+                return tuple(_returned(gradients, new[self.n:]))
             try:
                 outputs = functions.run(*self.forward, args)
-            except RlangTypeError:          # (a read-only array the entry point found)
-                return None                 # the general route's error, with the name
+            except RlangTypeError:
+                return None
             if not value:
                 return _gradient_pass(functions, plan, outputs)
             loss = outputs[plan.position] if plan.index is None else \
@@ -115,3 +131,35 @@ class GradientRoute:
             return loss, _gradient_pass(functions, plan, outputs)
         finally:
             put_back(kept)
+
+    def _pass_alone(self, args: list):
+        """The gradients by the pass alone, on copies of the arrays f adds to, or None
+        where it fails (the forward run then goes first: `_without_forward`)."""
+        if self.pass_alone is None:
+            plan = self.plan
+            self.pass_alone = self.functions.paired(None, (plan.native, plan.symbol)) or False
+        if not self.pass_alone:
+            return _without_forward(self.functions, self.plan, self.fn.name, args,
+                                    self.inverse, self.signature)
+        outputs = list(args)
+        for k in self.copied:
+            outputs[k] = outputs[k].copy()
+        gradients = self._seeded(outputs)
+        try:
+            new = self.pass_alone(outputs + [g for g in gradients if g is not None])
+        except RlangError:
+            return None
+        return tuple(_returned(gradients, new[self.n:]))
+
+    def _seeded(self, values: list) -> list:
+        """The zero gradients of `values` (f's arguments or outputs: arrays of the same
+        shapes), the loss's seeded with 1 (the route takes no ulog loss)."""
+        plan = self.plan
+        gradients = plan.zero_gradients(values)
+        position, index = plan.position, plan.index
+        seed = gradients[position]
+        if index is not None:
+            seed[index] = 1.0
+        else:
+            gradients[position] = type(seed)(1.0)
+        return gradients

@@ -14,6 +14,8 @@ of these objects (`rlang.Module.compiled`) and uses only
 - `native(name, types, inverse, derivative)`: the compiled specialisation, or its
   derivative ("grad", "tan", "tan_grad": rlang/ad/derivatives.py), and
   `run(native, symbol, values)`;
+- `paired(forward, backward)`: a forward run and a gradient pass as one packed call,
+  where the backend has it (None elsewhere);
 - `batches` and `run_batch(native, symbol, values, batches, n)`: a batch of runs in
   one native call (`rlang.vmap`), where the backend has it;
 - `to_device(arrays)`: host arrays (or None) moved to where the backend's arrays
@@ -113,6 +115,13 @@ class CompiledFunctions:
     def prepared(self, native, symbol: str, values: list):
         """One call packed for `run_groups` (backends/llvm/groups.py); None: this
         backend runs a laned Hessian's groups from Python."""
+        return None
+
+    def paired(self, forward, backward):
+        """A callable running the entry points `forward` ((native, symbol), or None)
+        then `backward` on one packed buffer (backends/llvm/paired.py), taking and
+        returning the values `run(*backward, values)` does; None: this backend runs
+        them one `run` at a time."""
         return None
 
     def prepare_gradients(self, arrays: list) -> None:

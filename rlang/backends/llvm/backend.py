@@ -112,6 +112,21 @@ class LlvmFunctions(CompiledFunctions):
                 raise janus_wording(error)
             raise
 
+    def paired(self, forward, backward):
+        """The two entry points on one buffer (backends/llvm/paired.py), or None."""
+        from .paired import PairedEntries
+
+        pair = PairedEntries.of(forward, backward, lambda: self.interpreter.max_depth)
+        if pair is None or self.unit.dialect != "janus":
+            return pair
+
+        def worded(values: list) -> list:      # Note [Janus error wording]
+            try:
+                return pair(values)
+            except RlangError as error:
+                raise janus_wording(error)
+        return worded
+
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""
         call = (run_batch, native, symbol, values, batches, n, self.interpreter.max_depth)

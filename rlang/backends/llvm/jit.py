@@ -460,22 +460,42 @@ class NativeModule:
                 types, results, objects=array_header() is not None, written=written))
         return entry
 
+    def layout(self, symbol: str) -> EntryLayout:
+        """How calls of `symbol` are packed (the same in the quick and the optimised
+        code); finds the entry point in the code loaded now, waiting for nothing."""
+        return self.entry_of(symbol, self._code)[1]
+
+    def entry_for_a_call(self, symbol: str) -> tuple:
+        """`entry_of(symbol)` in the code the next call runs (Note [A quick first
+        call])."""
+        return self.entry_of(symbol, self._code_for_a_call())
+
     def call(self, symbol: str, values: list, max_depth: int) -> list:
         """The new values of the arguments, followed by (name, value) pairs of the
         store when the function is `main`."""
-        function, layout = self.entry_of(symbol, self._code_for_a_call())
+        function, layout = self.entry_for_a_call(symbol)
         buffer = layout.pack(values, max_depth, self.threads())
         status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
+        if status != 0:
+            self.failed(status, layout, buffer, max_depth)
+        new = layout.unpack(buffer, values)
+        layout.reuse(buffer)
+        return new
+
+    def failed(self, status: int, layout: EntryLayout, buffer, max_depth: int):
+        """Raise the error of a call of one of this module's entry points that
+        returned `status` (not 0), packed in `buffer` by `layout`."""
         if status == NOT_ADDRESSABLE:
             raise not_addressable()
         if status == READ_ONLY:
             raise ReadOnlyArgument(layout.context(buffer)[abi.CTX_IVALS])
-        if status != 0:
-            reports = getattr(self._reports, "frames", None) or FrameReports()
-            self._reports.frames = None
-            raise error_from_context(layout.context(buffer), self.sites, max_depth,
-                                     reports.texts())
-        new = layout.unpack(buffer, values)
-        layout.reuse(buffer)
-        return new
+        reports = getattr(self._reports, "frames", None) or FrameReports()
+        self._reports.frames = None
+        raise error_from_context(layout.context(buffer), self.sites, max_depth,
+                                 reports.texts())
+
+    def settled_now(self) -> bool:
+        """Whether the code calls run is final (no optimised code is still to come:
+        Note [A quick first call])."""
+        return self._optimising is None

@@ -62,6 +62,7 @@ class EntryLayout:
         holders = list(self.types) + [t for _, t in self.results]
         codes = [_holder_code(t, objects) for t in self.types] + \
             [_holder_code(t) for _, t in self.results]
+        self._codes = codes
         self._pointers_at = abi.CTX_WORDS * 8
         self._holders_at = self._pointers_at + 8 * len(holders)
         self._holders = struct.Struct("=" + "".join(codes))
@@ -109,6 +110,15 @@ class EntryLayout:
             pack(value, fields)
         self._whole.pack_into(buffer, 0, 0, 0, max_depth, threads, *fields, *self._zeros)
         return buffer
+
+    def leads(self, other: "EntryLayout") -> bool:
+        """Whether this layout's entry point can run on a buffer `other` packed
+        (Note [Two entry points on one buffer], backends/llvm/paired.py): its holders
+        are `other`'s first ones, of the same codes, it has no store results, and both
+        take one-word arguments."""
+        n = len(self.types)
+        return not self.results and self._one_word and other._one_word and \
+            self.types == other.types[:n] and self._codes == other._codes[:n]
 
     def _new_buffer(self):
         """A buffer whose argument pointers point at its holders."""

@@ -126,3 +126,99 @@ def test_value_and_grad_takes_the_route_with_the_losss_value(routes):
         assert value == START[1] + 1.0 / 3.0 + 0.1 and a.tobytes() == START.tobytes()
         np.testing.assert_array_equal(gradient, [0.0, 0.1, 0.0, 0.0])
     assert routes == [False, True, True, False, True]
+
+
+# ---- Note [Two entry points on one buffer] (rlang/backends/llvm/paired.py)
+
+@pytest.fixture
+def pairs(monkeypatch):
+    """The packed calls the route made: (with a forward?, how many calls ran)."""
+    from rlang.backends.llvm import backend
+
+    made = []
+    paired = backend.LlvmFunctions.paired
+
+    def counting(self, forward, backward):
+        pair = paired(self, forward, backward)
+        if not pair:
+            return pair
+        record = [forward is not None, 0]
+        made.append(record)
+
+        def call(values):
+            record[1] += 1
+            return pair(values)
+        return call
+    monkeypatch.setattr(backend.LlvmFunctions, "paired", counting)
+    return made
+
+
+def _unpaired(monkeypatch):
+    from rlang.backends.llvm import backend
+
+    monkeypatch.setattr(backend.LlvmFunctions, "paired", lambda self, f, b: None)
+
+
+@pytest.mark.parametrize("invcheck", [True, False])
+def test_the_packed_call_gives_the_two_calls_bits(pairs, monkeypatch, invcheck):
+    rng = np.random.default_rng(5)
+    calls = [[START + rng.normal(size=4), 0.5, rng.normal(size=4), 2] for _ in range(4)]
+    got = []
+    m = rlang.loads(SOURCE, backend="llvm", invcheck=invcheck)
+    for args in calls:
+        got.append(rlang.gradient(m.f, [a.copy() if isinstance(a, np.ndarray) else a
+                                        for a in args], loss="y"))
+    # with invcheck on, f writes `a`, so the forward runs (paired with the pass); off,
+    # the pass runs alone only where f just adds to its arguments: here it does not
+    assert [with_forward for with_forward, _ in pairs] == [True] and pairs[0][1] == 3
+    _unpaired(monkeypatch)
+    m = rlang.loads(SOURCE, backend="llvm", invcheck=invcheck)
+    for args, ours in zip(calls, got):
+        theirs = rlang.gradient(m.f, [a.copy() if isinstance(a, np.ndarray) else a
+                                      for a in args], loss="y")
+        for x, y in zip(ours, theirs):
+            assert (x is None and y is None) or np.asarray(x).tobytes() == np.asarray(y).tobytes()
+
+
+def test_a_pass_alone_is_one_packed_call_with_the_general_routes_bits(pairs, monkeypatch):
+    m = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    grad = rlang.grad(m.g, "y")
+    xs = [np.linspace(-1.0, 2.0, 5) + k for k in range(3)]
+    got = [grad(0.25, x) for x in xs]
+    assert pairs == [[False, 2]]        # g only adds to y: no forward run
+    _unpaired(monkeypatch)
+    m = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    grad = rlang.grad(m.g, "y")
+    for x, ours in zip(xs, got):
+        theirs = grad(0.25, x)
+        assert type(ours[0]) is float and ours[0] == theirs[0] == 1.0
+        assert ours[1].tobytes() == theirs[1].tobytes()
+
+
+def test_an_error_in_the_packed_forward_is_raised_with_the_caller_s_arrays_back(pairs):
+    m = rlang.loads(SOURCE, backend="llvm")
+    b = np.ones(4)
+    rlang.gradient(m.f, [START.copy(), 0.0, b, 1], loss="y")
+    rlang.gradient(m.f, [START.copy(), 0.0, b, 1], loss="y")
+    a = START.copy()
+    with pytest.raises(rlang.RlangError, match="y too big") as raised:
+        rlang.gradient(m.f, [a, 0.0, b, -1000], loss="y")
+    assert a.tobytes() == START.tobytes()
+    assert pairs == [[True, 2]]
+    general = rlang.loads(SOURCE, backend="llvm")
+    with pytest.raises(rlang.RlangError) as expected:
+        rlang.gradient(general.f, [START.copy(), 0.0, b, -1000], loss="y")
+    assert str(raised.value) == str(expected.value)
+
+
+def test_layouts_that_share_a_buffer():
+    from rlang.backends.llvm.marshal import EntryLayout
+    from rlang.ir import nodes as ir
+
+    array = ir.ArrayType("f64", 1)
+    forward = EntryLayout(("f64", array, "i64"), (), objects=True)
+    backward = EntryLayout(("f64", array, "i64", "f64", array), (), objects=True)
+    assert forward.leads(backward)
+    assert not backward.leads(forward)
+    assert not EntryLayout(("i64", array), (), objects=True).leads(backward)
+    assert not EntryLayout(("f64", array), (), objects=False).leads(backward)
