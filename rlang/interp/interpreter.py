@@ -144,10 +144,11 @@ class Interpreter:
         when the function may write them (the rule of LANGUAGE.md §5)."""
         written = self.written.get(fn.name, frozenset())
         for i in written:
+            a = values[i]
+            if not isinstance(a, np.ndarray):       # (most calls: a written scalar)
+                continue
             for j, other in enumerate(values):
-                a = values[i]
-                if j != i and isinstance(a, np.ndarray) and isinstance(other, np.ndarray) \
-                        and np.shares_memory(a, other):
+                if j != i and isinstance(other, np.ndarray) and np.shares_memory(a, other):
                     raise ReversibilityError(
                         f"arguments {min(i, j) + 1} and {max(i, j) + 1} of `{fn.name}` are the "
                         f"same memory, and `{fn.params[i].name}` is written")

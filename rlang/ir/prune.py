@@ -123,6 +123,7 @@ class _Effects:
 
     def __init__(self, module: ir.Module):
         self.module = module
+        self.sizes = _size_vars(module)
         self.quiet: set = set()
         self.written_arrays: dict = {}
         changed = True
@@ -163,13 +164,22 @@ class _Effects:
                 out.add(s.var)
         return out - defined_vars([s for body in nested_bodies(stmt) for s in body])
 
+    def sized(self, alloc: ir.Alloc) -> bool:
+        """Whether an array allocation's extents cannot be negative (Note
+        [Allocations nobody reads]): a copy of an array literal, or zeros whose
+        extents are sizes."""
+        return isinstance(alloc.value, ir.ConstArray) or alloc.value is None and \
+            all(_is_size(d, self.sizes) for d in alloc.dims)
+
     def is_quiet(self, stmt) -> bool:
         """Whether a statement can have no effect but its writes (see the Note)."""
         for s in walk((stmt,)):
             if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From, ir.Push, ir.Pop)):
                 return False            # output, loops that might not end, stacks
-            if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType):
-                return False            # a negative size or no memory is an error
+            if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType) and \
+                    not self.sized(s):
+                return False            # a negative size is an error (Note [Allocations
+            #                             nobody reads])
             if isinstance(s, ir.Call) and s.callee not in self.quiet:
                 return False
             if isinstance(s, ir.For) and not (isinstance(s.step, ir.Const) and s.step.value):
@@ -186,6 +196,58 @@ class _Effects:
                         any(has_checks(i) for i in getattr(place, "indices", ())):
                     return False
         return True
+
+
+# Note [Allocations nobody reads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# An array allocation can fail: for a negative extent (an error at its source
+# position) or for lack of memory.  A statement that allocates is still quiet when
+# its extents cannot be negative: integer constants of at least 0, `size`/`length`
+# of arrays, and variables that hold only such values (allocated from them and never
+# written otherwise, anywhere in the module).  Dropping it then changes no value and
+# no error but one: memory that is never read is not taken, so it cannot run out,
+# as C compilers drop a `malloc` whose memory nobody uses.  This is what lets the
+# uncall of a function that allocates its own ancillas go with the rest of dead
+# uncomputation: GradBench's hand tracking objective took its whole pose back
+# (`~pose_hand!` under `~@routine`, whose `skin!` allocates two arrays of the
+# vertices) after using it, twice the arithmetic of the objective.
+
+
+def _size_vars(module: ir.Module) -> frozenset:
+    """The integer scalars of `module` that hold only sizes: every allocation of
+    them takes a size (`_is_size`), and nothing else writes them."""
+    allocs, written = {}, set()
+    for fn in module.functions.values():
+        for s in walk(fn.body):
+            if isinstance(s, ir.Alloc) and s.var.type in ("i64", "i32"):
+                allocs.setdefault(s.var, []).append(s.value)
+            elif isinstance(s, ir.Update):
+                written.add(s.target.var)
+            elif isinstance(s, ir.Instr):
+                written.update(place.var for place in s.places)
+            elif isinstance(s, (ir.Push, ir.Pop)):
+                written.update((s.stack, s.place.var))
+            elif isinstance(s, ir.Call):
+                written.update(arg.var for arg in s.args)
+            elif isinstance(s, ir.For):
+                written.add(s.var)
+    sizes: set = set()
+    while True:             # (a size may be computed from another: m ← n, n ← size(x))
+        more = {var for var, values in allocs.items() if var not in written and
+                var not in sizes and all(_is_size(v, sizes) for v in values)}
+        if not more:
+            return frozenset(sizes)
+        sizes |= more
+
+
+def _is_size(e, sizes) -> bool:
+    """Whether the integer expression `e` cannot be negative: a constant ≥ 0, an
+    array's extent, or a variable of `sizes`."""
+    if isinstance(e, ir.Const):
+        return type(e.value) is int and e.value >= 0
+    if isinstance(e, ir.Dim):
+        return True
+    return isinstance(e, ir.Read) and e.field is None and e.var in sizes
 
 
 def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:

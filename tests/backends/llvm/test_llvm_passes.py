@@ -72,14 +72,33 @@ function scaled!(s!: f64, x: f64[:])
     end
 end
 
-# the uncomputation calls two functions: one without array ancillas, dropped with
-# it, and one that allocates (an allocation can fail: kept)
+# the uncomputation calls two functions: one without array ancillas, and one that
+# allocates an array whose extent is a size (Note [Allocations nobody reads]):
+# both are dropped with it
 function outer!(err!: f64, x: f64[:])
     @routine begin
         t ← zeros(f64, length(x))
         @inbounds scaled!(t[0], x)
         @inbounds norm2!(t[1], x, x)
         @inbounds t[0] += x[0]
+    end
+    @inbounds err! += t[0]
+    ~@routine
+end
+
+# allocates an array whose extent may be negative (an error): its uncall is kept
+function sized!(s!: f64, x: f64[:], k: i64)
+    @routine begin
+        t ← zeros(f64, k)
+    end
+    @inbounds s! += x[0]
+    ~@routine
+end
+
+function outer_sized!(err!: f64, x: f64[:], k: i64)
+    @routine begin
+        t ← zeros(f64, 1)
+        @inbounds sized!(t[0], x, k)
     end
     @inbounds err! += t[0]
     ~@routine
@@ -231,7 +250,22 @@ def test_quiet_calls_in_dead_uncomputation_are_dropped():
     pruned = next(fn for fn in prune_module(module).functions.values()
                   if fn.name == "outer!")
     calls = [sum(isinstance(s, ir.Call) for s in walk(f.body)) for f in (outer, pruned)]
-    assert calls == [4, 3]
+    assert calls == [4, 2]
+
+
+def test_uncalls_that_allocate_what_may_be_negative_are_kept():
+    """Note [Allocations nobody reads]: `zeros(f64, k)` of a parameter k can fail."""
+    module = _module("outer_sized!", [0.0, X, 2])
+    outer = next(fn for fn in module.functions.values() if fn.name == "outer_sized!")
+    pruned = next(fn for fn in prune_module(module).functions.values()
+                  if fn.name == "outer_sized!")
+    calls = [sum(isinstance(s, ir.Call) for s in walk(f.body)) for f in (outer, pruned)]
+    assert calls == [2, 2]
+    for backend in ("interp", "llvm"):
+        m = rlang.loads(SOURCE, backend=backend, invcheck=False)
+        assert m.outer_sized_(0.0, X, 2)[0] == X[0]
+        with pytest.raises(rlang.RlangError, match="negative|size|extent"):
+            m.outer_sized_(0.0, X, -1)
 
 
 def test_zero_gradient_updates_are_dropped():
