@@ -6,7 +6,9 @@ examples/petersen.rev (the Petersen graph's 10 vertices in R^k) against JAX.
 Rows, each the median of `--repeat` calls after warm-up, with the ratio to JAX's
 time for the same quantity measured in this run:
 
-- gradient: `rlang.grad(f, argnums=1)` against `jax.jit(jax.grad(loss))`;
+- gradient: `rlang.grad(f, argnums=1)` against `jax.jit(jax.grad(loss))`, with the
+  module's reversibility checks on (the default) and off (`invcheck=False`, as
+  benchmarks/llvm/run.py times gradients: JAX checks nothing);
 - hvp: `rlang.hvp` against `jax.jit` of forward over reverse (`jax.jvp` of
   `jax.grad`);
 - hessian: `rlang.hessian(…, argnums=1)` (the k·10 × k·10 matrix) against
@@ -87,10 +89,13 @@ def main() -> None:
     v = np.random.default_rng(options.seed + 1).normal(size=x.shape)
     module = rlang.load(str(ROOT / "examples" / "petersen.rev"), backend="llvm")
     f = module.petersen_
+    unchecked = rlang.load(str(ROOT / "examples" / "petersen.rev"), backend="llvm",
+                           invcheck=False).petersen_
     loss = jax_loss(adj)
     xj, vj = jnp.asarray(x), jnp.asarray(v)
 
     grad = rlang.grad(f, argnums=1, loss="loss!")
+    grad_unchecked = rlang.grad(unchecked, argnums=1, loss="loss!")
     jax_grad = jax.jit(jax.grad(loss))
     jax_hvp = jax.jit(lambda x, v: jax.jvp(jax.grad(loss), (x,), (v,))[1])
     jax_hessian = jax.jit(jax.hessian(loss))
@@ -98,6 +103,8 @@ def main() -> None:
     rows = [
         ("gradient", lambda: grad(0.0, x, adj), lambda: jax_grad(xj).block_until_ready(),
          lambda r: r),
+        ("gradient, invcheck off", lambda: grad_unchecked(0.0, x, adj),
+         lambda: jax_grad(xj).block_until_ready(), lambda r: r),
         ("hvp", lambda: rlang.hvp(f, (0.0, x, adj), (None, v, None), "loss!"),
          lambda: jax_hvp(xj, vj).block_until_ready(), lambda r: r[1]),
         ("hessian", lambda: rlang.hessian(f, (0.0, x, adj), "loss!", argnums=1),
@@ -107,12 +114,12 @@ def main() -> None:
     n = x.size
     print(f"graph embedding, k = {options.k} ({n} coordinates), one core, "
           f"median of {options.repeat}")
-    print(f"{'':10} {'rlang':>12} {'JAX':>12} {'rlang/JAX':>10}")
+    print(f"{'':24} {'rlang':>12} {'JAX':>12} {'rlang/JAX':>10}")
     for name, ours, theirs, pick in rows:
         expected = np.asarray(theirs()).reshape(-1)
         agree(np.asarray(pick(ours())).reshape(-1), expected, name)
         mine, jaxs = median_seconds(ours, options.repeat), median_seconds(theirs, options.repeat)
-        print(f"{name:10} {mine * 1e6:10.1f}µs {jaxs * 1e6:10.1f}µs {mine / jaxs:10.2f}")
+        print(f"{name:24} {mine * 1e6:10.1f}µs {jaxs * 1e6:10.1f}µs {mine / jaxs:10.2f}")
 
 
 if __name__ == "__main__":
