@@ -97,3 +97,19 @@ def test_rows_and_columns_agree(complicated):
     by_columns = rlang_ht._columns(m, name, hand)()
     assert by_points.shape == by_columns.shape == (3 * hand.n, 28 if complicated else 26)
     np.testing.assert_allclose(by_points, by_columns, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (lambda d: d.update(theta=d["theta"][:20]), "26"),
+    (lambda d: d["data"]["model"].update(parents=[0] + d["data"]["model"]["parents"][1:]),
+     "parent"),
+    (lambda d: d["data"].update(correspondences=[-1] + d["data"]["correspondences"][1:]),
+     "correspondence"),
+], ids=["theta", "parents", "correspondences"])
+def test_inputs_the_inbounds_code_cannot_take_are_refused(spoil, message):
+    """Note [A pose nobody reads is not taken back] (evals/ht.rev): its @inbounds
+    indexing relies on the checks of `rlang_impl.ht.checked`."""
+    data = _data(False)
+    spoil(data)
+    with pytest.raises((ValueError, IndexError), match=message):
+        rlang_ht.prepare("objective", data)

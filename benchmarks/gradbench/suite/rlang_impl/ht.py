@@ -139,9 +139,36 @@ def _faster(m, name: str, hand: Hand):
     return _columns(m, name, hand)
 
 
+def checked(hand: Hand) -> Hand:
+    """`hand`, after checking what evals/ht.rev's `@inbounds` code takes for granted
+    (ValueError where it does not hold): theta's 26 parameters, the bones that
+    pose_angles! indexes, parents before their children, vertices with 4
+    coordinates and one weight per bone, and correspondences and triangles that
+    name vertices of the model."""
+    nv, nb = len(hand.base), len(hand.base_rel)
+    problems = [
+        (hand.theta.size < 26, f"theta has {hand.theta.size} parameters, not 26"),
+        (nb < 19 or hand.base_rel.shape[1:] != (4, 4) or hand.inv_abs.shape != (nb, 4, 4),
+         "the model needs at least 19 bones, each with 4 x 4 transforms"),
+        (len(hand.parents) != nb or np.any(hand.parents >= np.arange(nb)) or
+         np.any(hand.parents < -1), "each bone's parent must come before it"),
+        (hand.base.shape[1:] != (4,) or hand.weights.shape != (nv, nb),
+         "each vertex needs 4 coordinates and one weight per bone"),
+        (np.any(hand.triangles < 0) or np.any(hand.triangles >= nv),
+         "a triangle names a vertex the model does not have"),
+        (np.any(hand.corr < 0) or np.any(hand.corr >= (len(hand.triangles)
+                                                       if hand.complicated else nv)),
+         "a correspondence names a vertex or triangle the model does not have"),
+    ]
+    for failed, message in problems:
+        if failed:
+            raise ValueError(f"ht input: {message}")
+    return hand
+
+
 def prepare(function: str, input) -> Prepared:
     m = program("ht")
-    hand = Hand(input)
+    hand = checked(Hand(input))
     name, args = arguments(hand)
     n = hand.n
     if function == "objective":
