@@ -112,25 +112,33 @@ class GradientRoute:
         if self.aliasing:
             self.interpreter.check_argument_aliasing(self.fn, args)
         try:
-            if self.both and not value:
+            if self.both:
                 gradients = self._seeded(args)
+                seen = []
                 try:
-                    new = self.both(args + [g for g in gradients if g is not None])
+                    new = self.both(args + [g for g in gradients if g is not None],
+                                    (lambda outputs: seen.append(self._loss(outputs)))
+                                    if value else None)
                 except RlangTypeError:      # (a read-only array the entry point found)
                     return None             # the general route's error, with the name
-                return tuple(_returned(gradients, new[self.n:]))
+                gradients = tuple(_returned(gradients, new[self.n:]))
+                return (seen[0], gradients) if value else gradients
             try:
                 outputs = functions.run(*self.forward, args)
             except RlangTypeError:
                 return None
             if not value:
                 return _gradient_pass(functions, plan, outputs)
-            loss = outputs[plan.position] if plan.index is None else \
-                outputs[plan.position][plan.index]
-            loss = loss.item() if isinstance(loss, np.generic) else loss
-            return loss, _gradient_pass(functions, plan, outputs)
+            return self._loss(outputs), _gradient_pass(functions, plan, outputs)
         finally:
             put_back(kept)
+
+    def _loss(self, outputs: list):
+        """The loss's value among the forward run's `outputs` (a Python scalar)."""
+        plan = self.plan
+        loss = outputs[plan.position] if plan.index is None else \
+            outputs[plan.position][plan.index]
+        return loss.item() if isinstance(loss, np.generic) else loss
 
     def _pass_alone(self, args: list):
         """The gradients by the pass alone, on copies of the arrays f adds to, or None

@@ -120,8 +120,9 @@ class CompiledFunctions:
     def paired(self, forward, backward):
         """A callable running the entry points `forward` ((native, symbol), or None)
         then `backward` on one packed buffer (backends/llvm/paired.py), taking and
-        returning the values `run(*backward, values)` does; None: this backend runs
-        them one `run` at a time."""
+        returning the values `run(*backward, values)` does (and, as a second
+        argument, a function that sees the forward's outputs); None: this backend
+        runs them one `run` at a time."""
         return None
 
     def prepare_gradients(self, arrays: list) -> None:

@@ -104,9 +104,11 @@ class LlvmFunctions(CompiledFunctions):
         """Call an entry point of a compiled module.  Deep native recursion runs on
         the interpreter's big-stack thread; other calls run here (starting a thread
         costs far more than a small kernel)."""
-        call = (native.call, symbol, values, self.interpreter.max_depth)
+        depth = self.interpreter.max_depth
         try:
-            return run_deep(*call) if native.recursive else call[0](*call[1:])
+            if native.recursive:
+                return run_deep(native.call, symbol, values, depth)
+            return native.call(symbol, values, depth)
         except RlangError as error:
             if self.unit.dialect == "janus":     # Note [Janus error wording]
                 raise janus_wording(error)
@@ -120,9 +122,9 @@ class LlvmFunctions(CompiledFunctions):
         if pair is None or self.unit.dialect != "janus":
             return pair
 
-        def worded(values: list) -> list:      # Note [Janus error wording]
+        def worded(values: list, between=None) -> list:    # Note [Janus error wording]
             try:
-                return pair(values)
+                return pair(values, between)
             except RlangError as error:
                 raise janus_wording(error)
         return worded

@@ -34,6 +34,7 @@ class PairedEntries:
     def __init__(self, forward, backward, max_depth):
         self.forward, self.backward = forward, backward
         self.natives = [backward[0]] + ([forward[0]] if forward else [])
+        self.outputs = len(forward[0].layout(forward[1]).types) if forward else 0
         self.max_depth = max_depth          # () → the interpreter's depth limit
         self._entries = None                # (forward function, pass function, layout)
 
@@ -63,9 +64,11 @@ class PairedEntries:
             self._entries = entries
         return entries
 
-    def __call__(self, values: list) -> list:
+    def __call__(self, values: list, between=None) -> list:
         """The pass's new values after the forward (if any) and the pass ran on
-        `values` (arrays in place)."""
+        `values` (arrays in place); `between(outputs)`, if given, sees the forward's
+        new values (the first ones of `values`: arrays as the same objects, which the
+        pass then changes) before the pass runs."""
         forward, backward, layout = self.entries()
         native = self.backward[0]
         max_depth = self.max_depth()
@@ -78,6 +81,8 @@ class PairedEntries:
             status = forward(ctx, args)
             if status != 0:
                 self.forward[0].failed(status, layout, buffer, max_depth)
+            if between is not None:
+                between(layout.unpack(buffer, values)[:self.outputs])
         status = backward(ctx, args)
         if status != 0:
             native.failed(status, layout, buffer, max_depth)

@@ -145,9 +145,9 @@ def pairs(monkeypatch):
         record = [forward is not None, 0]
         made.append(record)
 
-        def call(values):
+        def call(values, between=None):
             record[1] += 1
-            return pair(values)
+            return pair(values, between)
         return call
     monkeypatch.setattr(backend.LlvmFunctions, "paired", counting)
     return made
@@ -222,3 +222,26 @@ def test_layouts_that_share_a_buffer():
     assert not backward.leads(forward)
     assert not EntryLayout(("i64", array), (), objects=True).leads(backward)
     assert not EntryLayout(("f64", array), (), objects=False).leads(backward)
+
+
+@pytest.mark.parametrize("loss", ["y", ("a", (1,))], ids=["scalar", "element"])
+def test_value_and_grad_reads_the_loss_between_the_packed_calls(pairs, monkeypatch, loss):
+    rng = np.random.default_rng(8)
+    calls = [[START + rng.normal(size=4), 0.5, rng.normal(size=4), 2] for _ in range(3)]
+
+    def run():
+        m = rlang.loads(SOURCE, backend="llvm")
+        both = rlang.value_and_grad(m.f, loss)
+        out = []
+        for args in calls:
+            a = args[0].copy()
+            out.append(both(a, *args[1:]))
+            assert a.tobytes() == args[0].tobytes()
+        return out
+    got = run()
+    assert pairs == [[True, 2]]
+    _unpaired(monkeypatch)
+    for (value, gradients), (theirs, expected) in zip(got, run()):
+        assert type(value) is float and value == theirs
+        for x, y in zip(gradients, expected):
+            assert (x is None and y is None) or np.asarray(x).tobytes() == np.asarray(y).tobytes()
