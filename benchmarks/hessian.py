@@ -3,8 +3,9 @@ examples/petersen.rev (the Petersen graph's 10 vertices in R^k) against JAX.
 
     taskset -c 0 python benchmarks/hessian.py [--k 10] [--repeat 200]
 
-Rows, each the median of `--repeat` calls after warm-up, with the ratio to JAX's
-time for the same quantity measured in this run:
+Rows: the time of a call after warm-up, rlang's and JAX's measured in turn in blocks
+of 20 calls (`--repeat` calls of each; the median of the blocks' means), with the
+ratio to JAX's time for the same quantity:
 
 - gradient: `rlang.grad(f, argnums=1)` against `jax.jit(jax.grad(loss))`, with the
   module's reversibility checks on (the default) and off (`invcheck=False`, as
@@ -58,15 +59,22 @@ def jax_loss(adj: np.ndarray):
     return loss
 
 
-def median_seconds(call, repeat: int) -> float:
+def median_seconds(ours, theirs, repeat: int, block: int = 20) -> tuple:
+    """The median time of a call of `ours()` and of `theirs()`: blocks of `block`
+    calls of each in turn (so that a slower stretch of a shared machine slows both
+    alike, and neither evicts the other's data from the caches within a block),
+    `repeat` calls of each in all, the median over the blocks of a block's mean."""
     for _ in range(min(20, repeat)):
-        call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        ours()
+        theirs()
+    times = ([], [])
+    for _ in range(max(1, repeat // block)):
+        for call, kept in zip((ours, theirs), times):
+            start = time.perf_counter()
+            for _ in range(block):
+                call()
+            kept.append((time.perf_counter() - start) / block)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def agree(ours, theirs, what: str) -> None:
@@ -118,7 +126,7 @@ def main() -> None:
     for name, ours, theirs, pick in rows:
         expected = np.asarray(theirs()).reshape(-1)
         agree(np.asarray(pick(ours())).reshape(-1), expected, name)
-        mine, jaxs = median_seconds(ours, options.repeat), median_seconds(theirs, options.repeat)
+        mine, jaxs = median_seconds(ours, theirs, options.repeat)
         print(f"{name:24} {mine * 1e6:10.1f}µs {jaxs * 1e6:10.1f}µs {mine / jaxs:10.2f}")
 
 
