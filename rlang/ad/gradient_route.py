@@ -27,7 +27,9 @@ the forward run, the seeded gradient pass (`_gradient_pass`, the general route's
 own) and the written arrays put back.  Anything unusual (a read-only array, an
 error in a run) leaves the route before anything is changed, or after the
 caller's arrays are put back, and the general route then makes the call from the
-start, with its errors.
+start, with its errors.  Where the backend has it, the forward and the pass (or
+the pass alone) run on one packed buffer (Note [Two entry points on one buffer],
+rlang/backends/llvm/paired.py).
 """
 from __future__ import annotations
 
