@@ -85,17 +85,28 @@ def test_which_functions_need_no_forward_run():
 
 def _counting(module):
     """The module's compiled functions, counting the forward runs (the runs of
-    entry points that are not a gradient pass's `rev_grad_…`)."""
+    entry points that are not a gradient pass's `rev_grad_…`), also those packed
+    with their pass into one call (Note [Two entry points on one buffer])."""
     functions = module.compiled
     calls = []
-    original = functions.run
+    original, original_paired = functions.run, functions.paired
 
     def run(native, symbol, values):
         if not symbol.startswith("rev_grad_"):
             calls.append(symbol)
         return original(native, symbol, values)
 
-    functions.run = run
+    def paired(forward, backward):
+        pair = original_paired(forward, backward)
+        if not pair or forward is None:
+            return pair
+
+        def both(values, between=None):
+            calls.append(forward[1])
+            return pair(values, between)
+        return both
+
+    functions.run, functions.paired = run, paired
     return calls
 
 
