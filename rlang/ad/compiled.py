@@ -84,12 +84,18 @@ def cached_plan(functions, key, plan, name: str, outputs: list, loss, inverse: b
 
 def _gradient_pass(functions, plan, outputs: list) -> tuple:
     """Seed the loss, run the gradient pass from `outputs`, return the gradients."""
+    return _run_pass(functions, plan, outputs, seeded_gradients(plan, outputs))
+
+
+def seeded_gradients(plan, outputs: list) -> list:
+    """The zero gradients of `outputs` (a pass's inputs; for a plan with no ulog
+    loss, f's arguments will do: arrays of the same shapes), the loss's seeded."""
     gradients = plan.zero_gradients(outputs)
     position, index = plan.position, plan.index
     seed = 1j if plan.part == "im" else _seed(outputs[position], index)
     _set(gradients, position, index,
          complex(seed) if isinstance(gradients[position], complex) else seed)
-    return _run_pass(functions, plan, outputs, gradients)
+    return gradients
 
 
 def _run_pass(functions, plan, outputs: list, gradients: list) -> tuple:

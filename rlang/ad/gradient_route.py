@@ -38,7 +38,8 @@ import numpy as np
 from ..errors import RlangError, RlangTypeError
 from ..lower.argument_types import signature_of
 from .callers_arrays import put_back, saved_arrays
-from .compiled import _gradient_pass, _returned, _without_forward, plan_key
+from .compiled import _gradient_pass, _returned, _without_forward, plan_key, \
+    seeded_gradients
 
 
 def quick_gradient(function, args, loss, value: bool = False):
@@ -115,7 +116,7 @@ class GradientRoute:
             self.interpreter.check_argument_aliasing(self.fn, args)
         try:
             if self.both:
-                gradients = self._seeded(args)
+                gradients = seeded_gradients(self.plan, args)
                 seen = []
                 try:
                     new = self.both(args + [g for g in gradients if g is not None],
@@ -154,22 +155,9 @@ class GradientRoute:
         outputs = list(args)
         for k in self.copied:
             outputs[k] = outputs[k].copy()
-        gradients = self._seeded(outputs)
+        gradients = seeded_gradients(self.plan, outputs)
         try:
             new = self.pass_alone(outputs + [g for g in gradients if g is not None])
         except RlangError:
             return None
         return tuple(_returned(gradients, new[self.n:]))
-
-    def _seeded(self, values: list) -> list:
-        """The zero gradients of `values` (f's arguments or outputs: arrays of the same
-        shapes), the loss's seeded with 1 (the route takes no ulog loss)."""
-        plan = self.plan
-        gradients = plan.zero_gradients(values)
-        position, index = plan.position, plan.index
-        seed = gradients[position]
-        if index is not None:
-            seed[index] = 1.0
-        else:
-            gradients[position] = type(seed)(1.0)
-        return gradients

@@ -83,7 +83,7 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .walk import defined_vars, expr_vars, has_checks, nested_bodies, stmt_exprs, \
-    stmt_places, walk
+    stmt_places, walk, written_vars
 
 
 def prune_module(module: ir.Module) -> ir.Module:
@@ -218,19 +218,10 @@ def _size_vars(module: ir.Module) -> frozenset:
     them takes a size (`_is_size`), and nothing else writes them."""
     allocs, written = {}, set()
     for fn in module.functions.values():
+        written |= written_vars(fn.body, bindings=False)
         for s in walk(fn.body):
             if isinstance(s, ir.Alloc) and s.var.type in ("i64", "i32"):
                 allocs.setdefault(s.var, []).append(s.value)
-            elif isinstance(s, ir.Update):
-                written.add(s.target.var)
-            elif isinstance(s, ir.Instr):
-                written.update(place.var for place in s.places)
-            elif isinstance(s, (ir.Push, ir.Pop)):
-                written.update((s.stack, s.place.var))
-            elif isinstance(s, ir.Call):
-                written.update(arg.var for arg in s.args)
-            elif isinstance(s, ir.For):
-                written.add(s.var)
     sizes: set = set()
     while True:             # (a size may be computed from another: m ← n, n ← size(x))
         more = {var for var, values in allocs.items() if var not in written and

@@ -118,8 +118,9 @@ def defined_vars(body) -> set:
     return out
 
 
-def written_vars(body) -> frozenset:
-    """The variables the statements of `body` (at any depth) write, bind or free."""
+def written_vars(body, bindings: bool = True) -> frozenset:
+    """The variables the statements of `body` (at any depth) write, bind or free
+    (without `bindings`: write, the allocations and deallocations left out)."""
     out = set()
     for s in walk(body):
         if isinstance(s, ir.Update):
@@ -130,7 +131,7 @@ def written_vars(body) -> frozenset:
             out.update((s.stack, s.place.var))
         elif isinstance(s, ir.Call):
             out.update(arg.var for arg in s.args)
-        elif isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+        elif isinstance(s, ir.For) or bindings and isinstance(s, (ir.Alloc, ir.Dealloc)):
             out.add(s.var)
     return frozenset(out)
 
