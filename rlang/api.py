@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from .frontend.check import check
+from .frontend.check_cache import check_loaded
 from .deep import run_deep
 from .errors import NoSuchFunction, NoSuchFunctionKey, RlangError, RlangTypeError
 from .interp.interpreter import DERIVATIVE_RUNNERS, Interpreter
@@ -88,7 +88,7 @@ class Module:
         if backend not in API_BACKENDS:
             raise RlangError(f"unknown backend {backend!r}; choose one of "
                              f"{', '.join(API_BACKENDS)}")
-        check(unit)
+        check_loaded(unit)       # Note [Checked programs on disk]
         self.unit = unit
         self.backend = backend
         self.invcheck = invcheck

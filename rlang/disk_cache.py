@@ -24,16 +24,27 @@ def package_digest() -> str:
     """A digest of the package's source files as the file system describes them
     (name, size, modification time), so that a changed rlang never reuses what an
     older one cached.  Reading the files' bytes instead cost 17 ms of a first call
-    that the disk cache serves in 50 ms."""
+    that the disk cache serves in 50 ms, and walking them with pathlib 6–8 ms where
+    os.scandir takes 1–2."""
     if not _PACKAGE_DIGEST:
-        package = Path(__file__).resolve().parent         # rlang/
-        digest = hashlib.sha256()
-        for path in sorted(package.rglob("*.py")):
-            status = path.stat()
-            digest.update(f"{path.relative_to(package)}|{status.st_size}|"
-                          f"{status.st_mtime_ns}\n".encode())
+        package = os.path.dirname(os.path.abspath(__file__))       # rlang/
+        lines = []
+        _source_files(package, "", lines)
+        digest = hashlib.sha256("".join(sorted(lines)).encode())
         _PACKAGE_DIGEST.append(digest.hexdigest()[:16])
     return _PACKAGE_DIGEST[0]
+
+
+def _source_files(folder: str, relative: str, lines: list) -> None:
+    """Append a line `name|size|mtime` for every .py file under `folder`."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = relative + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                _source_files(entry.path, name + "/", lines)
+            elif entry.name.endswith(".py"):
+                status = entry.stat()
+                lines.append(f"{name}|{status.st_size}|{status.st_mtime_ns}\n")
 
 
 def write_atomically(path: Path, data: bytes) -> None:

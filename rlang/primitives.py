@@ -20,7 +20,8 @@ import numpy as np
 from . import complex_math
 from .dual import Dual
 from .ieee import rule_at
-from dataclasses import dataclass, replace
+from .records import record
+from dataclasses import replace
 from typing import Callable
 
 
@@ -122,7 +123,7 @@ _sin, _cos, _tan, _sinh, _cosh, _tanh, _exp, _log, _sqrt, _sign, _floor = (
                             "sign", "floor"))
 
 
-@dataclass(frozen=True)
+@record
 class Builtin:
     """A pure built-in function of expressions (LANGUAGE.md §7).
 
@@ -386,7 +387,7 @@ def _irot_angle(values, gradients):
 GRADIENT_KINDS = ("linear", "keep", "none", "moves")
 
 
-@dataclass(frozen=True)
+@record
 class Instruction:
     """An instruction statement: operand count, which operands it writes, its inverse,
     and its rules (Note [Instruction rules])."""
@@ -427,7 +428,7 @@ INSTRUCTION_TABLE: dict[str, Instruction] = {i.name: i for i in [
 
 # ----------------------------------------------------------------- update operators
 
-@dataclass(frozen=True)
+@record
 class UpdateOperator:
     """An update statement's operator, `target op= value`, stated once: its inverse;
     `combines`, how the new target is made ("add", "subtract", "xor"; `*=` and `/=`

@@ -7,10 +7,10 @@ parser has read so that errors can quote the offending line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 
 
-@dataclass(frozen=True)
+@record
 class Span:
     file: str
     line: int

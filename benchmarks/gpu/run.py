@@ -36,7 +36,8 @@ import numpy as np
 import rlang
 from rlang.ad.adjoint_ir import AdjointFunction
 from rlang.ad.lanes import lane_arguments, laned_symbol
-from rlang.lower.statements import symbol_of, type_of_value
+from rlang.ir.nodes import symbol_of
+from rlang.lower.statements import type_of_value
 
 HERE = Path(__file__).resolve().parent
 

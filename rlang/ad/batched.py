@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lower.statements import symbol_of
+from ..ir.nodes import symbol_of
 from ..numbers import ULogArray
 from ..values import read_element, repeated
 from .compiled import cached_plan, plan_key

@@ -22,7 +22,7 @@ from ..errors import RlangError, RlangTypeError
 from ..frontend import ast
 from ..ir import nodes as ir
 from ..lower.argument_types import signature_of, type_of_value
-from ..lower.statements import symbol_of
+from ..ir.nodes import symbol_of
 from ..numbers import ULog, ULogArray
 from ..values import Stack, is_device_array, read_element
 from .adjoint_ir import AdjointFunction

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..frontend import ast
 from ..lower.argument_types import type_of_value
-from ..lower.statements import symbol_of
+from ..ir.nodes import symbol_of
 from .adjoint_ir import AdjointFunction
 from .lanes import NotLaned, laned_symbol
 from .loss import loss_location, resolve_loss

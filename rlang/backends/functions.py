@@ -37,9 +37,9 @@ import contextlib
 from ..deep import run_deep
 from ..errors import InternalError, RlangTypeError
 from ..ir import nodes as ir
+from ..ir.nodes import symbol_of
 from ..lower.argument_types import type_of_value
 from ..ir.outputs import accumulate_only
-from ..lower.statements import lower, symbol_of
 
 
 class CompiledFunctions:
@@ -136,6 +136,8 @@ class CompiledFunctions:
         key = (name, types, inverse)
         module = self._lowered.get(key)
         if module is None:
+            from ..lower.statements import lower    # (not on a call the disk cache serves)
+
             module = self._lowered[key] = lower(self.unit, name, types, inverse,
                                                 self.invcheck)
         return module

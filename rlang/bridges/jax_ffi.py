@@ -51,7 +51,7 @@ from ..backends.errors import error_from_context
 from ..errors import RlangError
 from ..ir import nodes as ir
 from ..lower.argument_types import type_of_value
-from ..lower.statements import symbol_of
+from ..ir.nodes import symbol_of
 
 #: Offsets in XLA's FFI structs (Note [Foreign function handlers]).
 _FRAME_EXTENSION, _FRAME_API, _FRAME_STAGE, _FRAME_RETS = 8, 16, 32, 112

@@ -1,9 +1,9 @@
 """The abstract syntax tree of rev.
 
-Every node is a frozen dataclass; every node has a `span` keyword field that is left
-out of equality, so two trees compare equal when they mean the same program wherever
-their text stood (the round-trip and double-inversion tests rely on this).  Children
-are tuples, so trees are hashable and safe to share.
+Every node is a frozen dataclass (made by `records.record`); every node has a `span`
+keyword field that is left out of equality, so two trees compare equal when they mean
+the same program wherever their text stood (the round-trip and double-inversion tests
+rely on this).  Children are tuples, so trees are hashable and safe to share.
 
 Expressions
     IntLit, FloatLit, ImagLit, BoolLit, StrLit, ArrayLit, Name, Index, Field,
@@ -17,9 +17,10 @@ Top level
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..primitives import UPDATE_TABLE
+from ..records import record
 from ..span import NO_SPAN, Span
 
 
@@ -33,7 +34,7 @@ def _span():
 SCALAR_TYPES = ("i64", "i32", "bool", "f64", "f32", "fixed", "ulog", "complex")
 
 
-@dataclass(frozen=True)
+@record
 class TypeRef:
     """A type as written: `f64`, `f64[:,:]` (ndim 2), `stack{i64}` (is_stack)."""
 
@@ -49,19 +50,19 @@ class TypeRef:
 
 # --------------------------------------------------------------------- expressions
 
-@dataclass(frozen=True)
+@record
 class IntLit:
     value: int
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class FloatLit:
     value: float
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class ImagLit:
     """An imaginary literal `2.0im`; `value` is the coefficient."""
 
@@ -69,13 +70,13 @@ class ImagLit:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class BoolLit:
     value: bool
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class StrLit:
     """A string; legal only as an argument of `@safe print/show/assert`."""
 
@@ -83,40 +84,40 @@ class StrLit:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class ArrayLit:
     items: tuple
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Name:
     id: str
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Index:
     base: object            # an expression (a view when used as a target)
     indices: tuple          # expressions, 0-based
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Field:
     base: object
     name: str               # "re" or "im"
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Unary:
     op: str                 # "-", "!", "~"
     operand: object
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Binary:
     op: str                 # "||" "&&" "==" "!=" "<" "<=" ">" ">=" "|" "^" "&" "<<" ">>"
                             # "+" "-" "*" "/" "//" "%" "**"
@@ -125,7 +126,7 @@ class Binary:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Call:
     """A call of a pure built-in function inside an expression: `sin(x)`, `zeros(f64, 3)`."""
 
@@ -134,7 +135,7 @@ class Call:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class TypeExpr:
     """A type written where a value stands, as in `zero(f64)` or `stack(i64)`."""
 
@@ -167,7 +168,7 @@ def view_root(expr) -> Name | None:
 UPDATE_OPS = {op: rule.inverse for op, rule in UPDATE_TABLE.items()}
 
 
-@dataclass(frozen=True)
+@record
 class Update:
     """`target op value` with op one of UPDATE_OPS (`⊻=` is spelt `^=`)."""
 
@@ -177,7 +178,7 @@ class Update:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Instr:
     """A built-in instruction `NAME(args…)`; `a <=> b` is `Instr("SWAP", (a, b))`."""
 
@@ -186,7 +187,7 @@ class Instr:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Alloc:
     """`name ← value`: a new local variable (an ancilla)."""
 
@@ -195,7 +196,7 @@ class Alloc:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Dealloc:
     """`name → value`: free a local whose value must equal `value`."""
 
@@ -204,7 +205,7 @@ class Dealloc:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Zeros:
     """`@zeros T a b c` (or `~@zeros T a b c` when `inverse`)."""
 
@@ -214,7 +215,7 @@ class Zeros:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class CallStmt:
     """`f(args…)`, or `~f(args…)` when `inverse`."""
 
@@ -224,7 +225,7 @@ class CallStmt:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Derivative:
     """`grad f(args…) wrt p, … into t, …`: add to the views `targets` the gradient of
     f's first parameter (the loss, after f runs on `args`) with respect to f's
@@ -240,7 +241,7 @@ class Derivative:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Block:
     """`begin … end`, or `~begin … end` (run the inverse of the body) when `inverse`."""
 
@@ -249,7 +250,7 @@ class Block:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Routine:
     """`@routine begin … end`: run now; the matching `~@routine` runs its inverse."""
 
@@ -257,14 +258,14 @@ class Routine:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class UnRoutine:
     """`~@routine`: undo the nearest unmatched `@routine` of the same block."""
 
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class IfBranch:
     """One `if`/`elseif` arm; `post` is None when it is the same as `pre`."""
 
@@ -274,14 +275,14 @@ class IfBranch:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class If:
     branches: tuple                 # of IfBranch, at least one
     orelse: tuple | None = None     # the `else` body, or None when absent
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class While:
     pre: object
     post: object
@@ -289,7 +290,7 @@ class While:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class From:
     """Janus loop `from start do body loop step until stop`."""
 
@@ -300,7 +301,7 @@ class From:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class For:
     """`for var = start:step:stop … end` (inclusive; step is IntLit(1) when omitted)."""
 
@@ -313,7 +314,7 @@ class For:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Annotated:
     """`@invcheckoff S` or `@inbounds S` (`annotation` without the `@`)."""
 
@@ -322,7 +323,7 @@ class Annotated:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Safe:
     """`@safe print(…)`, `@safe show(…)`, `@safe assert(cond[, "msg"])`."""
 
@@ -333,14 +334,14 @@ class Safe:
 
 # ----------------------------------------------------------------------- top level
 
-@dataclass(frozen=True)
+@record
 class Param:
     name: str
     type: TypeRef | None = None
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Function:
     name: str
     params: tuple           # of Param
@@ -349,20 +350,20 @@ class Function:
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Const:
     name: str
     value: object
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Include:
     path: str
     span: Span = _span()
 
 
-@dataclass(frozen=True)
+@record
 class Program:
     items: tuple            # Function, Const and Include, in source order
     span: Span = _span()

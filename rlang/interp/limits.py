@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import time as _time
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..records import record
 from ..errors import LimitExceeded, RlangError
 from ..values import DTYPES, Stack
 
@@ -62,7 +62,7 @@ TICKS_PER_CLOCK_READING = 64
 # rlang in a process with OS limits (a container, rlimits).
 
 
-@dataclass(frozen=True)
+@record
 class Sandbox:
     """Limits of a sandboxed run: `time` in seconds per run, `memory` in bytes of
     arrays and stacks, `depth` in nested calls.  `None` lifts the time or memory

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..records import record
 from . import nodes as ir
 from .call_graph import callees, recursive_symbols
 from .shared_writes import tracked_arrays
@@ -89,7 +90,7 @@ SUMMED_PER_PASS = 16
 _SUMMED = ("f64", "complex")
 
 
-@dataclass(frozen=True)
+@record
 class Argument:
     """One outer variable of a block function, as Python sees it: `kind` "array",
     "scalar" or "stack"; `role` "read", "written" (its own elements only) or
@@ -101,7 +102,7 @@ class Argument:
     role: str
 
 
-@dataclass(frozen=True)
+@record
 class ThreadedLoop:
     """What Python needs to run a planned loop's blocks."""
 
@@ -336,7 +337,7 @@ class _Planner:
         return reduce
 
 
-@dataclass(frozen=True)
+@record
 class Own:
     """A whole array written by a call only at elements indexed by the loop's index
     along each of `axes` (`_Planner._own_in_call`)."""

@@ -15,12 +15,14 @@ generators need is explicit here:
   `None` where the check is off (`@invcheckoff`, `invcheck=False`, `@inbounds`), so a
   generator emits exactly the checks it finds.
 
-The IR is plain data (frozen dataclasses); passes build new trees.
+The IR is plain data (frozen dataclasses, made by `records.record`: Note [Records
+defined in one compile]); passes build new trees.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ..records import record
 from ..span import Span
 
 #: Scalar types, from the narrowest.
@@ -95,7 +97,7 @@ def representation(t: str) -> str:
 #   exits of the function that allocated it, so a failed check does not leak.
 
 
-@dataclass(frozen=True)
+@record
 class ArrayType:
     """An N-d array of `elem`.  `unit_stride`: a layout fact, not a type of the
     language (Note [Unit-stride arrays])."""
@@ -126,7 +128,7 @@ def kind(t):
     return ArrayType(t.elem, t.ndim) if isinstance(t, ArrayType) and t.unit_stride else t
 
 
-@dataclass(frozen=True)
+@record
 class StackType:
     elem: str
 
@@ -138,6 +140,22 @@ def c_identifier(name: str) -> str:
     """A rev name as an identifier of generated code (C, LLVM): every character that
     is not a letter, a digit or `_` becomes `_` (`scale!` → `scale_`)."""
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
+    """The generated-code name of a specialisation (a C identifier)."""
+    safe = c_identifier(name)
+    sig = "_".join(_type_code(t) for t in arg_types)
+    return f"rev_{'inv_' if inverse else ''}{safe}__{sig}" if sig else \
+        f"rev_{'inv_' if inverse else ''}{safe}"
+
+
+def _type_code(t) -> str:
+    if isinstance(t, ArrayType):
+        return f"{t.elem}a{t.ndim}{'u' if t.unit_stride else ''}"
+    if isinstance(t, StackType):
+        return f"{t.elem}s"
+    return str(t)
 
 
 def type_text(t) -> str:
@@ -158,13 +176,13 @@ class Var:
 
 # ------------------------------------------------------------------- expressions
 
-@dataclass(frozen=True)
+@record
 class Const:
     value: object
     type: str
 
 
-@dataclass(frozen=True)
+@record
 class ConstArray:
     """An array literal with constant elements (C order), as an ancilla's value."""
 
@@ -177,7 +195,7 @@ class ConstArray:
         return ArrayType(self.elem, len(self.shape), unit_stride=True)
 
 
-@dataclass(frozen=True)
+@record
 class Read:
     """The value of a scalar variable (or the array/stack itself, as a call argument);
     with `field` (0: re, 1: im), that part of a complex variable, an f64."""
@@ -190,7 +208,7 @@ class Read:
         return self.var.type if self.field is None else "f64"
 
 
-@dataclass(frozen=True)
+@record
 class Load:
     """An array element; `site` is the bounds check (None: unchecked); with `field`,
     that part of a complex element.  Of a stack (one index, read only): its item k
@@ -206,7 +224,7 @@ class Load:
         return self.var.type.elem if self.field is None else "f64"
 
 
-@dataclass(frozen=True)
+@record
 class Dim:
     """The extent of `var` along `axis` (axis None: the number of elements; of a
     stack, its length)."""
@@ -216,14 +234,14 @@ class Dim:
     type: str = "i64"
 
 
-@dataclass(frozen=True)
+@record
 class Unary:
     op: str                 # "-", "!", "~"
     operand: object
     type: str
 
 
-@dataclass(frozen=True)
+@record
 class Binary:
     """An arithmetic or bitwise operator with both operands of `type` (the result's
     type); `site` is the integer-division-by-zero check of `//` and `%`."""
@@ -235,7 +253,7 @@ class Binary:
     site: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Compare:
     op: str
     left: object
@@ -243,7 +261,7 @@ class Compare:
     type: str = "bool"
 
 
-@dataclass(frozen=True)
+@record
 class Logic:
     """Short-circuit `&&` / `||`."""
 
@@ -253,7 +271,7 @@ class Logic:
     type: str = "bool"
 
 
-@dataclass(frozen=True)
+@record
 class Convert:
     """`type(operand)`; `site` checks a conversion that can fail (a float to an
     integer must be integral and in range, an integer to i32 in range, to bool 0 or 1)."""
@@ -263,7 +281,7 @@ class Convert:
     site: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ComplexValue:
     """The value of a complex allocation or deallocation: two f64 expressions."""
 
@@ -272,7 +290,7 @@ class ComplexValue:
     type: str = "complex"
 
 
-@dataclass(frozen=True)
+@record
 class Let:
     """`body`, with `var` holding `value` (evaluated once, each time the Let is).
 
@@ -295,7 +313,7 @@ class Let:
         return self.body.type
 
 
-@dataclass(frozen=True)
+@record
 class Reinterpret:
     """The representation of `operand` read as `type`: a ulog as the f64 of its
     logarithm, or such an f64 as a ulog (Note [Number systems in the IR])."""
@@ -304,7 +322,7 @@ class Reinterpret:
     type: str
 
 
-@dataclass(frozen=True)
+@record
 class Checked:
     """`value`, once `cond` was found true; where it is false the check at `site`
     fails and reports `reported` (a number system's domain errors: ulog subtraction
@@ -320,7 +338,7 @@ class Checked:
         return self.value.type
 
 
-@dataclass(frozen=True)
+@record
 class Builtin:
     """A registry function (primitives.BUILTINS) with arguments of its type.
     `c_library`: computed by the C library's function of that name where a backend
@@ -333,7 +351,7 @@ class Builtin:
     c_library: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Select:
     """`then` where `cond` holds, else `otherwise` (both computed; no side effects).
     Made by the derivative transforms (rlang/ad/symbolic.py), not by the lowering."""
@@ -344,7 +362,7 @@ class Select:
     type: str
 
 
-@dataclass(frozen=True)
+@record
 class Guarded:
     """`value`, or 0 where every one of `guards` is 0 (value not used there): a
     chain-rule product `seed · partial` that stays 0 for a zero seed even where the
@@ -355,7 +373,7 @@ class Guarded:
     type: str = "f64"
 
 
-@dataclass(frozen=True)
+@record
 class Nonzero:
     """Whether any of `values` (floats) is not zero (NaN is not zero): the condition
     of the `if` around the chain rule of one seed, which the interpreter skips when
@@ -367,7 +385,7 @@ class Nonzero:
 
 # ------------------------------------------------------------------------ places
 
-@dataclass(frozen=True)
+@record
 class VarPlace:
     var: Var
     field: int | None = None        # 0 / 1: the re / im part of a complex variable
@@ -377,7 +395,7 @@ class VarPlace:
         return self.var.type if self.field is None else "f64"
 
 
-@dataclass(frozen=True)
+@record
 class ElemPlace:
     """An array element.  `claims`: where the element is written inside checked
     `@parallel for` loops, a (loop's `For.site`, shared-write site) pair per loop,
@@ -397,7 +415,7 @@ class ElemPlace:
 
 # -------------------------------------------------------------------- statements
 
-@dataclass(frozen=True)
+@record
 class Update:
     """`target op= value`.  `alias_checks` are (indices, site) pairs, one per read of
     the target's array by the value: at run time, those indices must not be the
@@ -414,7 +432,7 @@ class Update:
     onto_zero: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Push:
     """PUSH(stack, place) (Note [Stacks in the IR]): the place's value goes on top of
     the stack variable `stack`, and the place becomes zero.  `memory_site` reports
@@ -425,7 +443,7 @@ class Push:
     memory_site: int
 
 
-@dataclass(frozen=True)
+@record
 class Pop:
     """POP(stack, place): the top item of `stack` moves into the place.
     `empty_site`: the stack must not be empty (None only for shadow pops, which
@@ -438,7 +456,7 @@ class Pop:
     zero_site: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Instr:
     """SWAP NEG INC DEC FLIP ROT IROT HADAMARD on places; `angle` for ROT/IROT;
     `alias_site` checks that the two places of SWAP/ROT/HADAMARD differ."""
@@ -449,14 +467,14 @@ class Instr:
     alias_site: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Branch:
     pre: object
     post: object
     body: tuple
 
 
-@dataclass(frozen=True)
+@record
 class If:
     """The first branch whose `pre` holds runs; with `site`, after branch k its `post`
     must hold and no earlier `post` (after `orelse`: none)."""
@@ -466,7 +484,7 @@ class If:
     site: int | None
 
 
-@dataclass(frozen=True)
+@record
 class While:
     pre: object
     post: object
@@ -474,7 +492,7 @@ class While:
     site: int | None
 
 
-@dataclass(frozen=True)
+@record
 class From:
     start: object
     body: tuple
@@ -483,7 +501,7 @@ class From:
     site: int | None
 
 
-@dataclass(frozen=True)
+@record
 class For:
     """`for var = start:step:stop` (inclusive).  With `site`, the body may change
     neither the index (`site`) nor the bounds (`site + 1` … `site + 3`).
@@ -504,7 +522,7 @@ class For:
     reverse_of: tuple | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Call:
     """A call of the specialisation `callee` (a `Module.functions` key).  `args` are
     places or `Read`s of whole arrays; `alias_site` checks written arguments do not
@@ -516,7 +534,7 @@ class Call:
     alias_site: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Alloc:
     """A new scalar ancilla with a value, a new array ancilla: of zeros (`dims`) or
     a copy of a `ConstArray` (`value`), or a new empty stack (no value).  `sites`,
@@ -530,7 +548,7 @@ class Alloc:
     sites: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class Dealloc:
     """Free an ancilla; with `site`, its value must equal `value` (floats within the
     tolerance; arrays: a `ConstArray`, the `Read` of an array of the same type, or all
@@ -543,7 +561,7 @@ class Dealloc:
     shape: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class Print:
     """`@safe print/show`: `args` are (text, expression) pairs."""
 
@@ -552,7 +570,7 @@ class Print:
     site: int
 
 
-@dataclass(frozen=True)
+@record
 class Assert:
     cond: object
     site: int
@@ -606,7 +624,7 @@ class Function:
     final_unread: frozenset = frozenset()
 
 
-@dataclass(frozen=True)
+@record
 class DerivativeOf:
     """What a derivative function computes: its targets (the parameters after the
     arguments) += sign · ∂L/∂(argument k) for k in `wrt`, L the final value of the
@@ -624,7 +642,7 @@ class DerivativeOf:
     hvp: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Site:
     """A runtime check or a call site: `kind` names the check (see
     backends/errors.py), `span` its source, `function` and `inverse` the frame."""

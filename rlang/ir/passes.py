@@ -19,9 +19,9 @@ driver asks it whether a gradient can skip the forward run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
+from ..records import record
 from . import nodes as ir
 from .guards import selects_outside_gathers
 from .invariant_sums import sum_invariant_updates
@@ -30,7 +30,7 @@ from .prune import prune_module
 from .zeros import drop_zero_updates
 
 
-@dataclass(frozen=True)
+@record
 class Pass:
     name: str
     run: Callable[[ir.Module], ir.Module]

@@ -10,15 +10,15 @@ their inverses) are in rlang/lower/complex_functions.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from ..records import record
 from ..ir import nodes as ir
 from ..errors import RlangTypeError
 
 _REALS = ("bool", "i32", "i64", "f32", "f64")
 
 
-@dataclass(frozen=True)
+@record
 class Pair:
     """A complex value as two f64 IR expressions (a lowering-time value)."""
 

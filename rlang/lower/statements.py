@@ -90,22 +90,6 @@ def _type_errors_refused():
         raise CompiledTypeError(error.message, error.span, error.notes) from None
 
 
-def symbol_of(name: str, arg_types: tuple, inverse: bool) -> str:
-    """The generated-code name of a specialisation (a C identifier)."""
-    safe = ir.c_identifier(name)
-    sig = "_".join(_type_code(t) for t in arg_types)
-    return f"rev_{'inv_' if inverse else ''}{safe}__{sig}" if sig else \
-        f"rev_{'inv_' if inverse else ''}{safe}"
-
-
-def _type_code(t) -> str:
-    if isinstance(t, ir.ArrayType):
-        return f"{t.elem}a{t.ndim}{'u' if t.unit_stride else ''}"
-    if isinstance(t, ir.StackType):
-        return f"{t.elem}s"
-    return str(t)
-
-
 class _Lowering:
     """The worklist of specialisations still to lower, and the module they go into."""
 
@@ -124,7 +108,7 @@ class _Lowering:
         return {**CONSTANTS, **evaluator.consts}
 
     def specialise(self, name: str, arg_types: tuple, inverse: bool) -> str:
-        symbol = symbol_of(name, arg_types, inverse)
+        symbol = ir.symbol_of(name, arg_types, inverse)
         owner = self.owners.setdefault(symbol, name)
         if owner != name:               # `g!` and `g_` are both `g_` in generated code
             raise BackendUnsupported(

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rlang"
 #: The layers, lowest first (docs/architecture.md).  A module may import modules of
 #: its own layer and of the layers below; never one above.
 LAYERS = [
-    ("kernel", ("span", "errors", "ieee", "deep", "disk_cache", "dual", "gvalue", "complex_math", "primitives",
+    ("kernel", ("span", "records", "errors", "ieee", "deep", "disk_cache", "dual", "gvalue", "complex_math", "primitives",
                 "numbers",
                 "types_rules", "values", "threads")),
     ("frontend", ("frontend",)),

@@ -27,7 +27,8 @@ from ...deep import run_deep
 from ...errors import ReversibilityError, RlangError, RlangTypeError
 from ...ad.derivatives import derivative_ir
 from ...lower.argument_types import DTYPE_SCALARS, type_of_value
-from ...lower.statements import lower, symbol_of
+from ...ir.nodes import symbol_of
+from ...lower.statements import lower
 from .. import abi
 from ..functions import CompiledFunctions
 from .emit import write_program

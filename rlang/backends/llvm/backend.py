@@ -18,7 +18,7 @@ from ...errors import RlangError
 from ...frontend.janus.wording import janus_wording
 from ...types_rules import BackendUnsupported
 from ...lower.argument_types import signature_of, type_of_value
-from ...lower.statements import lower, symbol_of
+from ...ir.nodes import symbol_of
 from ..functions import CompiledFunctions
 from .batch import run_batch
 from .jit import compile_module
@@ -202,6 +202,8 @@ def build_derivative(unit, name: str, types: tuple, inverse: bool, invcheck: boo
                      derivative: str):
     """The IR and LLVM modules of a derivative of one specialisation, outside any
     module's cache (for tests and tools that look at the code)."""
+    from ...lower.statements import lower
+
     def lowered(backward: bool):
         return lower(unit, name, types, inverse != backward, invcheck)
 

@@ -14,7 +14,8 @@ import pytest
 import rlang
 from rlang.ad.adjoint_ir import AdjointFunction
 from rlang.backends.cuda import launches
-from rlang.lower.statements import symbol_of, type_of_value
+from rlang.ir.nodes import symbol_of
+from rlang.lower.statements import type_of_value
 
 SOURCE = """
 function point(o, x: f64[:,:], i, alphas: f64[:], means: f64[:,:])

@@ -8,7 +8,8 @@ import numpy as np
 
 import rlang
 from rlang.ir import nodes as ir
-from rlang.lower.statements import lower, symbol_of, type_of_value
+from rlang.ir.nodes import symbol_of
+from rlang.lower.statements import lower, type_of_value
 
 from gradient_agreement import assert_same_gradients
 

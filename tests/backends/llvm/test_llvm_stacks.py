@@ -410,7 +410,7 @@ def test_a_failed_growth_is_a_clean_error():
     with a RlangRuntimeError instead of writing past its buffer."""
     from rlang.backends import abi
     from rlang.backends.errors import error_from_context
-    from rlang.lower.statements import symbol_of
+    from rlang.ir.nodes import symbol_of
     from rlang.ir import nodes as ir
 
     llvm = rlang.loads(checks_source("f64"), backend="llvm")

@@ -22,17 +22,17 @@ def lowerings(monkeypatch, tmp_path):
     """The (name, types, inverse) of every lowering by a compiled backend; an empty
     disk cache, so that nothing is skipped."""
     pytest.importorskip("llvmlite")
-    import rlang.backends.functions as functions
+    import rlang.lower.statements as statements    # (where the backends import it from)
 
     monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path))
     calls = []
-    real = functions.lower
+    real = statements.lower
 
     def counting(unit, name, types, inverse, invcheck):
         calls.append((name, types, inverse))
         return real(unit, name, types, inverse, invcheck)
 
-    monkeypatch.setattr(functions, "lower", counting)
+    monkeypatch.setattr(statements, "lower", counting)
     return calls
 
 

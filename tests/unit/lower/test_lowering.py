@@ -18,7 +18,8 @@ from rlang.errors import RlangTypeError
 from rlang.frontend.check import check
 from rlang.frontend.loader import loads_unit
 from rlang.ir import nodes as ir
-from rlang.lower.statements import lower, lower_many, symbol_of
+from rlang.ir.nodes import symbol_of
+from rlang.lower.statements import lower, lower_many
 from lowering_helpers import checked_unit, entry_of, lowered
 from rlang.types_rules import BackendUnsupported, CompiledTypeError
 
