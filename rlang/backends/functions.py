@@ -54,6 +54,10 @@ class CompiledFunctions:
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self.plans: dict = {}           # gradient plans (ad/compiled.py), by call kind
         self._lowered: dict = {}        # (name, types, inverse) → IR module
+        #: (name, inverse) → (a builtin function making the call on Python scalars, or
+        #: giving back () where the general call must make it; the module whose frame
+        #: reports it may leave) (Note [Scalar calls without ctypes], llvm/scalar_entry.py)
+        self.scalar_calls: dict = {}
 
     # ------------------------------------------------------------ arguments
     def passes_as_is(self, value) -> bool:

@@ -22,6 +22,7 @@ and each of those places costs one test of it.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import cached_property
 
 import numpy as np
 
@@ -81,7 +82,6 @@ class Interpreter:
         self.depth = 0
         self.backward = False       # the direction the current statement runs in
         self.frame_backward = False  # the direction of the current function
-        self.written = written_params(unit.functions)
         self.evaluator = Evaluator({})
         self.evaluator.budget = self.budget     # constants too: `const A = zeros(…)`
         self.evaluator.consts.update(self._eval_consts())
@@ -93,6 +93,12 @@ class Interpreter:
             ast.From: self._from, ast.For: self._for, ast.Annotated: self._annotated,
             ast.Safe: self._safe, ast.Derivative: self._derivative,
         }
+
+    @cached_property
+    def written(self) -> dict:
+        """function name → the parameter positions it may write (found when first
+        asked: a call from the disk cache may never ask)."""
+        return written_params(self.unit.functions)
 
     def _eval_consts(self) -> dict:
         values = {}

@@ -100,6 +100,16 @@ class _Lowering:
         self.pending: list = []
         self.owners: dict = {}          # symbol → the rev function it was made for
         self.consts = self._const_values()
+        self._written = None
+
+    def written(self, name: str) -> frozenset:
+        """The parameter positions function `name` may write (`written_params` of the
+        unit, found once per lowering: it walks every function to a fixed point)."""
+        if self._written is None:
+            from ..frontend.analysis import written_params
+
+            self._written = written_params(self.unit.functions)
+        return self._written.get(name, frozenset())
 
     def _const_values(self) -> dict:
         evaluator = Evaluator({})
@@ -158,9 +168,7 @@ class _FunctionLowering(UpdateLowering):
         results = ()
         if self.fn.name == "main" and not self.fn.params:     # the store (LANGUAGE.md §4)
             results = tuple(v for v in self.scope.values() if not v.is_param)
-        from ..frontend.analysis import written_params
-
-        written = written_params(self.lowering.unit.functions).get(self.fn.name, frozenset())
+        written = self.lowering.written(self.fn.name)
         return ir.Function(self.symbol, self.fn.name, self.inverse, tuple(self.params),
                            lowered, self.fn.span, results,
                            tuple(self.constant_values.items()), frozenset(written),
@@ -505,11 +513,9 @@ class _FunctionLowering(UpdateLowering):
 
     # ------------------------------------------------------------------ calls
     def _callstmt(self, stmt: ast.CallStmt) -> list:
-        from ..frontend.analysis import written_params
-
         before, args, after, types = self.call_arguments(stmt.func, stmt.args)
         symbol = self.lowering.specialise(stmt.func, tuple(types), stmt.inverse)
-        written = written_params(self.lowering.unit.functions).get(stmt.func, frozenset())
+        written = self.lowering.written(stmt.func)
         alias = None
         if self.checks and any(i in written for i in range(len(args))):
             alias = self.site("call_alias", stmt.span, (

@@ -70,11 +70,17 @@ def test_safe_output_and_results_keep_their_order(run_repl):
     assert (code, out, err) == (0, "x is 1\n1\nx = 1\n", "")
 
 
+def _sigint_as_a_terminals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_interrupts_the_running_statement_and_the_script_goes_on():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # SIGINT as a terminal's: a test run in the background, or by pytest-xdist's
+    # workers, has it ignored, and the child would inherit that
     process = subprocess.Popen([sys.executable, "-m", "rlang"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=REPO, env=env)
+                               cwd=REPO, env=env, preexec_fn=_sigint_as_a_terminals)
     try:
         process.stdin.write('x ← 0\nbegin\n    @safe print("looping")\n'
                             "    while (x >= 0, x > 0)\n        x += 1\n    end\nend\n")

@@ -23,6 +23,7 @@ from ..functions import CompiledFunctions
 from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
+from .scalar_entry import scalar_entry, takes_scalars
 
 
 
@@ -48,6 +49,8 @@ class LlvmFunctions(CompiledFunctions):
         self._fast: dict = {}
         self._refused: dict = {}        # specialisation → its BackendUnsupported
         self._adds: dict = {}           # specialisation → forward_adds
+        self._scalar_tried: set = set()     # (name, inverse) given a scalar call or not
+        self._scalar_entries: list = []     # (what keeps the builtins' code alive)
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
         signature = signature_of(args)
@@ -56,10 +59,13 @@ class LlvmFunctions(CompiledFunctions):
             if self.invcheck:
                 self.check_aliasing(self.unit.functions[name], args)
             try:
-                return self.run(*fast, args)
+                results = self.run(*fast, args)
             except ReadOnlyArgument:    # the interpreter's error, with the name
                 self.bind(name, args)
                 raise
+            if (name, inverse) not in self._scalar_tried:
+                self._make_scalar_call(name, inverse, signature, *fast)
+            return results
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
         native = self.native(name, types, inverse)
@@ -70,6 +76,19 @@ class LlvmFunctions(CompiledFunctions):
         results = self.run(native, symbol, values)
         return [] if name == "main" else results   # a call gives back arguments, not
         #                                             main's store (that is run_main's)
+
+    def _make_scalar_call(self, name: str, inverse: bool, signature, native, symbol) -> None:
+        """Give `name` a builtin call (Note [Scalar calls without ctypes]) where its
+        arguments of `signature` are f64 and i64 scalars and its code allows one: made
+        at the second call of those kinds, as the disk cache's entries are."""
+        self._scalar_tried.add((name, inverse))
+        if self.unit.dialect != "rev" or \
+                not takes_scalars(self._as_is.get((name, inverse, signature), ())):
+            return
+        made = scalar_entry(native, symbol, native.layout(symbol), self.interpreter.max_depth)
+        if made is not None:
+            self._scalar_entries.append(made)
+            self.scalar_calls[(name, inverse)] = (made.function, native)
 
     def conforms(self, name: str, signature, inverse: bool = False) -> bool:
         """Whether arguments of `signature` (signature_of) are known to bind to

@@ -502,7 +502,8 @@ GRADIENT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, args, loss", GRADIENT_CASES, ids=lambda c: str(c))
+@pytest.mark.parametrize("name, args, loss", GRADIENT_CASES,
+                         ids=[case[0] for case in GRADIENT_CASES])
 def test_gradients_agree(name, args, loss):
     interp, llvm = both(GRADIENTS)
     expected = rlang.gradient(interp[name], args(), loss)

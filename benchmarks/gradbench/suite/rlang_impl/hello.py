@@ -10,13 +10,13 @@ from ._load import program
 
 
 def prepare(function: str, input) -> Prepared:
-    m = program("hello")
+    square = program("hello")["square!"]
     x = float(input)
     if function == "square":
         def run():
-            return m["square!"](0.0, x)[0]
+            return square(0.0, x)[0]
     elif function == "double":
-        gradient = rlang.grad(m["square!"], "y!", argnums=1)
+        gradient = rlang.grad(square, "y!", argnums=1)
 
         def run():
             return gradient(0.0, x)

@@ -1,0 +1,199 @@
+"""Calls of functions of f64 and i64 scalars as builtins (Note [Scalar calls without
+ctypes], rlang/backends/llvm/scalar_entry.py): from a function's second call, its
+calls on Python floats and ints go through a builtin function generated over
+CPython's C API.  They give the interpreter's values and the general call's errors,
+every argument the general call converts or refuses still goes there, and code that
+prints, recurses or runs loops on threads gets no builtin."""
+from __future__ import annotations
+
+import math
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import rlang
+
+from gradient_agreement import assert_same_error
+
+SOURCE = """
+function mix!(y!: f64, n!: i64, x: f64, k: i64)
+    y! += x * x - f64(k)
+    n! += k * 3 - 1
+end
+
+function divide!(q!: i64, a: i64, b: i64)
+    q! += a // b
+end
+
+function called!(y!: f64, x: f64)
+    divide_twice!(y!, x)
+end
+
+function divide_twice!(y!: f64, x: f64)
+    q ← 0
+    divide!(q, 7, i64(x))
+    y! += f64(q) * 2.0
+    q -= 7 // i64(x)
+    q → 0
+end
+
+function shout!(y!: f64, x: f64)
+    y! += x
+    @safe print(y!)
+end
+
+function down!(s!: f64, k: i64)
+    if (k > 0, ~)
+        s! += f64(k)
+        down!(s!, k - 1)
+    end
+end
+
+function spread!(s!: f64, c: f64)
+    y ← zeros(f64, 64)
+    @parallel for i = 0:63
+        y[i] += c * f64(i)
+    end
+    for i = 0:63
+        s! += y[i]
+    end
+    for i = 0:63
+        y[i] -= c * f64(i)
+    end
+    y → zeros(f64, 64)
+end
+"""
+
+VALUES = [(0.0, 0, 1.5, 2), (-0.0, -5, -0.0, 0), (math.inf, 2**62, 3.0, -2**40),
+          (math.nan, -(2**63), 1e300, 7), (2.5, 2**63 - 10, -1e-320, 3)]
+
+
+@pytest.fixture
+def modules(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "scalars.rev"
+    path.write_text(SOURCE)
+    return (rlang.load(str(path), backend="llvm"), rlang.load(str(path), backend="interp"))
+
+
+def _warm(module, name: str, args: tuple, inverse: bool = False):
+    """Two calls with these kinds of arguments: the second makes the builtin."""
+    f = module[name]
+    f = ~f if inverse else f
+    f(*args)
+    f(*args)
+    return module.compiled.scalar_calls.get((name, inverse))
+
+
+def _same(got: tuple, expected: tuple) -> None:
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert type(a) is type(b)
+        assert (a == b and math.copysign(1, a) == math.copysign(1, b)) if \
+            isinstance(a, float) and not math.isnan(a) else (a == b or math.isnan(b))
+
+
+def test_the_second_call_makes_a_builtin_that_gives_the_interpreters_values(modules):
+    llvm, interp = modules
+    assert llvm.compiled.scalar_calls == {}
+    assert _warm(llvm, "mix!", VALUES[0]) is not None
+    for args in VALUES:
+        _same(llvm["mix!"](*args), interp["mix!"](*args))
+        _same(llvm.mix_(*args), interp["mix!"](*args))     # (the same Function kind)
+    assert _warm(llvm, "mix!", VALUES[0], inverse=True) is not None
+    for args in VALUES:
+        _same((~llvm["mix!"])(*args), (~interp["mix!"])(*args))
+
+
+def test_arguments_the_general_call_converts_or_refuses_go_there(modules):
+    llvm, interp = modules
+    builtin, _ = _warm(llvm, "mix!", VALUES[0])
+    _same(builtin(0.0, 0, 1.5, 2**63 - 1), interp["mix!"](0.0, 0, 1.5, 2**63 - 1))
+    converted = [(1, 0, 2, 3), (np.float64(1.5), np.int64(2), 0.5, np.int64(4))]
+    for args in converted:
+        assert builtin(*args) == ()
+        _same(llvm["mix!"](*args), interp["mix!"](*args))
+    for args in [(0.0, 0, 1.5, 2**63), (0.0, 0, 1.5, True), (0.0, 0, "x", 1),
+                 (0.0, 0, 1.5), (0.0, 0, 1.5, 2, 3)]:
+        assert builtin(*args) == ()
+        with pytest.raises(rlang.RlangError) as got:
+            llvm["mix!"](*args)
+        with pytest.raises(rlang.RlangError) as expected:
+            interp["mix!"](*args)
+        assert got.value.message == expected.value.message
+    _same(llvm["mix!"](0.0, 0, x=1.5, k=2), interp["mix!"](0.0, 0, 1.5, 2))
+
+
+def test_a_failed_check_raises_the_general_calls_error(modules):
+    llvm, interp = modules
+    assert _warm(llvm, "divide!", (0, 7, 2)) is not None
+    assert _warm(llvm, "called!", (0.0, 2.0)) is not None
+    for name, bad, good in [("divide!", (0, 7, 0), (0, 7, 2)),
+                            ("called!", (0.0, 0.0), (0.0, 2.0))]:
+        with pytest.raises(rlang.RlangError) as got:
+            llvm[name](*bad)
+        with pytest.raises(rlang.RlangError) as expected:
+            interp[name](*bad)
+        assert_same_error(got.value, expected.value)
+        _same(llvm[name](*good), interp[name](*good))    # (the builtin again)
+
+
+def test_an_error_shows_the_frame_variables_of_one_run(modules, capsys):
+    llvm, _ = modules
+    _warm(llvm, "called!", (0.0, 2.0))
+    with pytest.raises(rlang.RlangError) as first:
+        llvm["called!"](0.0, 0.0)
+    general = rlang.load(llvm.unit.file, backend="llvm")      # no builtin made
+    with pytest.raises(rlang.RlangError) as expected:
+        general["called!"](0.0, 0.0)
+    assert general.compiled.scalar_calls == {}
+    assert first.value.render() == expected.value.render()
+
+
+def test_code_that_prints_gets_no_builtin(modules, capsys):
+    llvm, _ = modules
+    assert _warm(llvm, "shout!", (1.0, 2.0)) is None
+    assert llvm["shout!"](1.0, 2.0) == (3.0, 2.0)
+
+
+@pytest.mark.parametrize("name, args", [("down!", (0.0, 50)), ("spread!", (0.0, 0.5))])
+def test_recursive_and_threaded_code_gets_no_builtin(modules, name, args):
+    llvm, interp = modules
+    assert _warm(llvm, name, args) is None
+    assert llvm[name](*args) == interp[name](*args)
+
+
+def test_calls_from_threads_run_at_once_and_agree(modules):
+    llvm, interp = modules
+    _warm(llvm, "mix!", VALUES[0])
+    expected = [interp["mix!"](float(i), i, 0.5 * i, i % 7) for i in range(200)]
+    results, errors = {}, []
+
+    def work(t):
+        try:
+            for i in range(200):
+                got = llvm["mix!"](float(i), i, 0.5 * i, i % 7)
+                if got != expected[i]:
+                    errors.append((t, i, got))
+        except Exception as error:      # noqa: BLE001 - reported below
+            errors.append(error)
+        results[t] = True
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(results) == 4
+
+
+def test_the_builtin_keeps_no_reference_it_does_not_own(modules):
+    llvm, _ = modules
+    _warm(llvm, "mix!", VALUES[0])
+    x, k = 1.25, 10**12
+    before = sys.getrefcount(x), sys.getrefcount(k)
+    for _ in range(1000):
+        llvm["mix!"](0.0, 0, x, k)
+    assert (sys.getrefcount(x), sys.getrefcount(k)) == before
