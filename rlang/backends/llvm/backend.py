@@ -50,7 +50,6 @@ class LlvmFunctions(CompiledFunctions):
         self._refused: dict = {}        # specialisation → its BackendUnsupported
         self._adds: dict = {}           # specialisation → forward_adds
         self._scalar_tried: set = set()     # (name, inverse) given a scalar call or not
-        self._scalar_entries: list = []     # (what keeps the builtins' code alive)
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
         signature = signature_of(args)
@@ -85,10 +84,10 @@ class LlvmFunctions(CompiledFunctions):
         if self.unit.dialect != "rev" or \
                 not takes_scalars(self._as_is.get((name, inverse, signature), ())):
             return
-        made = scalar_entry(native, symbol, native.layout(symbol), self.interpreter.max_depth)
-        if made is not None:
-            self._scalar_entries.append(made)
-            self.scalar_calls[(name, inverse)] = (made.function, native)
+        builtin = scalar_entry(native, symbol, native.layout(symbol),
+                               self.interpreter.max_depth)
+        if builtin is not None:
+            self.scalar_calls[(name, inverse)] = (builtin, native)
 
     def conforms(self, name: str, signature, inverse: bool = False) -> bool:
         """Whether arguments of `signature` (signature_of) are known to bind to

@@ -1,7 +1,8 @@
 """Calls of functions of f64 and i64 scalars as Python builtins: `scalar_entry(native,
 symbol, layout, max_depth)` is a builtin function that runs the entry point of
-`symbol` on Python floats and ints, or None where such a call cannot be made
-(Note [Scalar calls without ctypes]).
+`symbol` on Python floats and ints (or gives back () where the general call must
+make the call), or None where no such builtin can be made (Note [Scalar calls
+without ctypes]).
 
 Note [Scalar calls without ctypes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -65,7 +66,7 @@ class _MethodDef(ctypes.Structure):
 
 _NEW_FUNCTION = ctypes.pythonapi.PyCFunction_NewEx
 _NEW_FUNCTION.restype = ctypes.py_object
-_NEW_FUNCTION.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+_NEW_FUNCTION.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 
 @functools.cache
@@ -88,17 +89,10 @@ def takes_scalars(types: tuple) -> bool:
     return bool(types) and all(t in ("f64", "i64") for t in types)
 
 
-class ScalarEntry:
-    """A builtin function calling one entry point (see the Note), with what keeps it
-    alive: its machine code, its method definition and the name it is known by."""
-
-    def __init__(self, function, engine, definition):
-        self.function, self._engine, self._definition = function, engine, definition
-
-
-def scalar_entry(native, symbol: str, layout, max_depth: int) -> ScalarEntry | None:
-    """The builtin call of `symbol` in `native` (a NativeModule) or None where it
-    cannot have one (see the Note)."""
+def scalar_entry(native, symbol: str, layout, max_depth: int):
+    """The builtin call of `symbol` in `native` (a NativeModule), or None where it
+    cannot have one (see the Note).  The builtin holds what it runs on (as its
+    `__self__`): its machine code, its method definition and `native`'s code."""
     if not _layout_known() or not takes_scalars(layout.types) or layout.results or \
             native.recursive or native.threaded_loops or not native.settled_now():
         return None
@@ -114,11 +108,10 @@ def scalar_entry(native, symbol: str, layout, max_depth: int) -> ScalarEntry | N
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)),
                                         target_machine(opt=2))
     engine.finalize_object()
-    name = f"{symbol}_scalars".encode()
-    definition = _MethodDef(name, engine.get_function_address("builtin"), _METH_FASTCALL,
-                            None)
-    function = _NEW_FUNCTION(ctypes.addressof(definition), None, None)
-    return ScalarEntry(function, engine, definition)
+    definition = _MethodDef(f"{symbol}_scalars".encode(),
+                            engine.get_function_address("builtin"), _METH_FASTCALL, None)
+    kept = (engine, definition, code, entry)
+    return _NEW_FUNCTION(ctypes.addressof(definition), kept, None)
 
 
 def _builtin_ir(types: tuple, entry_address: int, max_depth: int) -> ll.Module:

@@ -197,3 +197,17 @@ def test_the_builtin_keeps_no_reference_it_does_not_own(modules):
     for _ in range(1000):
         llvm["mix!"](0.0, 0, x, k)
     assert (sys.getrefcount(x), sys.getrefcount(k)) == before
+
+
+def test_the_builtin_keeps_its_code_alive(tmp_path, monkeypatch):
+    import gc
+
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "alone.rev"
+    path.write_text(SOURCE)
+    module = rlang.load(str(path), backend="llvm")
+    builtin, _ = _warm(module, "mix!", VALUES[0])
+    expected = module["mix!"](2.0, 3, 0.5, 4)
+    del module
+    gc.collect()
+    assert builtin(2.0, 3, 0.5, 4) == expected
