@@ -6,8 +6,8 @@
 assignment raising `dataclasses.FrozenInstanceError`, and `dataclasses.fields`,
 `replace` and `is_dataclass` working on it.  It only costs less to define.
 
-Note [Records defined in one compile]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Note [Records compiled when first used]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 `dataclass(frozen=True)` writes the source of six methods per class and compiles each
 with its own `exec`: importing `rlang.ir.nodes` (40 classes, 234 methods) took 30–50
 ms, almost all of it compiling, and `rlang.frontend.ast` 25–30 ms.  The IR's import is

@@ -16,7 +16,7 @@ generators need is explicit here:
   generator emits exactly the checks it finds.
 
 The IR is plain data (frozen dataclasses, made by `records.record`: Note [Records
-defined in one compile]); passes build new trees.
+compiled when first used]); passes build new trees.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`records.record` behaves as `dataclass(frozen=True)` (Note [Records defined in one
-compile]): each class here is defined twice, once by each, and their instances are
+"""`records.record` behaves as `dataclass(frozen=True)` (Note [Records compiled when first
+used]): each class here is defined twice, once by each, and their instances are
 compared."""
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from ..functions import CompiledFunctions
 from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
-from .scalar_entry import scalar_entry, takes_scalars
+from .scalar_entry import scalar_entry
 
 
 
@@ -63,7 +63,7 @@ class LlvmFunctions(CompiledFunctions):
                 self.bind(name, args)
                 raise
             if (name, inverse) not in self._scalar_tried:
-                self._make_scalar_call(name, inverse, signature, *fast)
+                self._make_scalar_call(name, inverse, *fast)
             return results
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
@@ -76,14 +76,11 @@ class LlvmFunctions(CompiledFunctions):
         return [] if name == "main" else results   # a call gives back arguments, not
         #                                             main's store (that is run_main's)
 
-    def _make_scalar_call(self, name: str, inverse: bool, signature, native, symbol) -> None:
-        """Give `name` a builtin call (Note [Scalar calls without ctypes]) where its
-        arguments of `signature` are f64 and i64 scalars and its code allows one: made
-        at the second call of those kinds, as the disk cache's entries are."""
+    def _make_scalar_call(self, name: str, inverse: bool, native, symbol) -> None:
+        """Give `name` a builtin call (Note [Scalar calls without ctypes]) where the
+        entry point `symbol` of `native` takes f64 and i64 scalars and its code allows
+        one: tried at the second call of some kinds of arguments, once."""
         self._scalar_tried.add((name, inverse))
-        if self.unit.dialect != "rev" or \
-                not takes_scalars(self._as_is.get((name, inverse, signature), ())):
-            return
         builtin = scalar_entry(native, symbol, native.layout(symbol),
                                self.interpreter.max_depth)
         if builtin is not None:

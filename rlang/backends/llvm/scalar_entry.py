@@ -84,7 +84,7 @@ def _layout_known() -> bool:
         return False
 
 
-def takes_scalars(types: tuple) -> bool:
+def _takes_scalars(types: tuple) -> bool:
     """Whether a specialisation of these argument types can have a builtin call."""
     return bool(types) and all(t in ("f64", "i64") for t in types)
 
@@ -93,7 +93,7 @@ def scalar_entry(native, symbol: str, layout, max_depth: int):
     """The builtin call of `symbol` in `native` (a NativeModule), or None where it
     cannot have one (see the Note).  The builtin holds what it runs on (as its
     `__self__`): its machine code, its method definition and `native`'s code."""
-    if not _layout_known() or not takes_scalars(layout.types) or layout.results or \
+    if not _layout_known() or not _takes_scalars(layout.types) or layout.results or \
             native.recursive or native.threaded_loops or not native.settled_now():
         return None
     code = native.settled()
@@ -101,7 +101,9 @@ def scalar_entry(native, symbol: str, layout, max_depth: int):
         return None
     entry, _ = native.entry_of(symbol)
     address = ctypes.cast(entry, ctypes.c_void_p).value
-    module = _builtin_ir(layout.types, address, max_depth)
+    target = f"rev_scalar_target_{address:x}"      # (the entry point, by its address)
+    llvm.add_symbol(target, address)
+    module = _builtin_ir(layout.types, target, max_depth)
     from .jit import target_machine
 
     _api_symbols()
@@ -114,9 +116,9 @@ def scalar_entry(native, symbol: str, layout, max_depth: int):
     return _NEW_FUNCTION(ctypes.addressof(definition), kept, None)
 
 
-def _builtin_ir(types: tuple, entry_address: int, max_depth: int) -> ll.Module:
+def _builtin_ir(types: tuple, target: str, max_depth: int) -> ll.Module:
     """The LLVM module of the builtin function `builtin` for arguments of `types`
-    calling the entry point at `entry_address` (`i32 (ctx*, args*)`)."""
+    calling the entry point known to LLVM as `target` (`i32 (ctx*, args*)`)."""
     module = ll.Module("rev_scalar_call")
     api = {name: ll.Function(module, kind, name=name) for name, kind in _API.items()}
     fn = ll.Function(module, _FASTCALL, name="builtin")
@@ -149,8 +151,6 @@ def _builtin_ir(types: tuple, entry_address: int, max_depth: int) -> ll.Module:
     for k, value in ((abi.CTX_SITE, 0), (abi.CTX_DEPTH, 0), (abi.CTX_MAX_DEPTH, max_depth),
                      (abi.CTX_THREADS, 1)):
         b.store(ll.Constant(I64, value), word(k))
-    target = f"rev_scalar_target_{entry_address:x}"    # (the entry point's address)
-    llvm.add_symbol(target, entry_address)
     entry = ll.Function(module, ll.FunctionType(I32, [_PTR, _PTR]), name=target)
     state = b.call(api["PyEval_SaveThread"], [])
     status = b.call(entry, [b.bitcast(word(0), _PTR),

@@ -211,3 +211,19 @@ def test_the_builtin_keeps_its_code_alive(tmp_path, monkeypatch):
     del module
     gc.collect()
     assert builtin(2.0, 3, 0.5, 4) == expected
+
+
+def test_janus_procedures_get_one_and_keep_their_overflow_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "add.ja"
+    path.write_text("procedure add(int a, int b)\n    a += b * 3\n\nprocedure main()\n"
+                    "    int a\n    int b\n    b += 2\n    call add(a, b)\n")
+    llvm, interp = rlang.load(str(path), backend="llvm"), rlang.load(str(path))
+    assert _warm(llvm, "add", (1, 2)) is not None
+    assert llvm["add"](5, -7) == interp["add"](5, -7) == (-16, -7)
+    with pytest.raises(rlang.RlangError) as got:        # jana's ints are unbounded;
+        llvm["add"](0, 2**62)                           # compiled code says so
+    with pytest.raises(rlang.RlangError) as expected:
+        rlang.load(str(path), backend="llvm")["add"](0, 2**62)
+    assert got.value.render() == expected.value.render()
+    assert "integer overflow" in got.value.message
