@@ -21,11 +21,24 @@ def grad(f, loss, argnums=None):
     """A function giving the gradient of the final value of `loss` (a view of
     `f`'s parameters, LANGUAGE.md §9) with respect to the arguments `argnums` picks."""
     from .ad.drivers import gradient    # (here, not in each call: 2.2 µs a call)
+    from .ad.gradient_route import route_of
 
     pick = _picker(f, argnums, "grad")
+    last = [None]   # the route of the last call, once it has a builtin; False: none
 
     def gradient_of(*args, **kwargs):
-        return pick(gradient(f, f.positional(args, kwargs), loss))
+        route = last[0]
+        if route and not kwargs:        # Note [Gradient calls without Python]
+            result = route.call(*args)
+            if result:
+                return pick(result)
+            route.forget_frames()
+        result = gradient(f, f.positional(args, kwargs), loss)
+        if route is None and not kwargs:
+            route = route_of(f, args, loss)
+            if route is not None and route.call is not None:
+                last[0] = route if route.call else False
+        return pick(result)
 
     gradient_of.__name__ = gradient_of.__qualname__ = f"grad({_name(f)})"
     gradient_of.rlang_transform = ("grad", f, loss, pick)      # (for rlang.vmap)

@@ -29,7 +29,10 @@ error in a run) leaves the route before anything is changed, or after the
 caller's arrays are put back, and the general route then makes the call from the
 start, with its errors.  Where the backend has it, the forward and the pass (or
 the pass alone) run on one packed buffer (Note [Two entry points on one buffer],
-rlang/backends/llvm/paired.py).
+rlang/backends/llvm/paired.py).  Once a call by the route has succeeded on final
+code, the backend may give the route a builtin making its whole call
+(`GradientRoute.call`, Note [Gradient calls without Python],
+rlang/backends/llvm/gradient_entry.py), which the route and `rlang.grad` try first.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ import numpy as np
 
 from ..errors import RlangError, RlangTypeError
 from ..lower.argument_types import signature_of
+from ..records import record
 from .callers_arrays import put_back, saved_arrays
 from .compiled import _gradient_pass, _returned, _without_forward, plan_key, \
     seeded_gradients
@@ -63,6 +67,41 @@ def quick_gradient(function, args, loss, value: bool = False):
     return route(list(args), value) if route else None
 
 
+def route_of(function, args, loss):
+    """The route a gradient call of `function` with these arguments and loss took
+    (for its builtin, `GradientRoute.call`), or None where it took none."""
+    functions = getattr(getattr(function, "module", None), "compiled", None)
+    if functions is None or not isinstance(args, (list, tuple)):
+        return None
+    key = plan_key(function.name, signature_of(args), loss, function.inverse)
+    plan = functions.plans.get(key) if key is not None else None
+    return (plan.route or None) if plan is not None else None
+
+
+@record
+class GradientCallShape:
+    """What a route's builtin decides ahead (Note [Gradient calls without Python],
+    rlang/backends/llvm/gradient_entry.py): per parameter, its kind (`"f64"` for a
+    float, `"i64"` for an int, signature_of's `(dtype, rank, unit last stride)` for
+    an array) and its gradient's (None, `"f64"`, or `"array"`: float64 zeros of its
+    extents); the loss's parameter and element; the parameters f writes (arrays
+    must be writable); the arrays the pass alone runs on copies of; the arrays kept
+    through a forward run and put back; whether written arrays must not overlap
+    the other arrays (the reversibility checks' rule)."""
+    arguments: tuple
+    gradients: tuple
+    position: int
+    index: tuple | None
+    written: tuple
+    copied: tuple
+    saved: tuple
+    aliasing: bool
+
+
+_ARGUMENT_KINDS = {(float, "f64"): "f64", (int, "i64"): "i64"}
+_GRADIENT_KINDS = {None: None, float: "f64", np.float64: "array"}
+
+
 class GradientRoute:
     """What a gradient call of one plan decides ahead (see the Note)."""
 
@@ -81,6 +120,9 @@ class GradientRoute:
         # entry points on one buffer], backends/llvm/paired.py): made when first
         # needed, False where the backend has none
         self.pass_alone = self.both = None
+        # the builtin making the whole call (Note [Gradient calls without Python]):
+        # asked for after a call succeeded, False where the backend has none
+        self.call = None
 
     @classmethod
     def of(cls, functions, function, plan, signature):
@@ -97,6 +139,11 @@ class GradientRoute:
         """The gradients (with `value`: the loss's value and the gradients), or None
         (take the general route)."""
         plan, functions = self.plan, self.functions
+        if self.call and not value:
+            result = self.call(*args)
+            if result:
+                return result
+            self.forget_frames()
         if plan.index is not None and not plan.fits(args):
             return None
         for k in self.written:
@@ -125,6 +172,8 @@ class GradientRoute:
                 except RlangTypeError:      # (a read-only array the entry point found)
                     return None             # the general route's error, with the name
                 gradients = tuple(_returned(gradients, new[self.n:]))
+                if self.call is None:
+                    self._ask_for_call(self.forward)
                 return (seen[0], gradients) if value else gradients
             try:
                 outputs = functions.run(*self.forward, args)
@@ -160,4 +209,46 @@ class GradientRoute:
             new = self.pass_alone(outputs + [g for g in gradients if g is not None])
         except RlangError:
             return None
+        if self.call is None:
+            self._ask_for_call(None)
         return tuple(_returned(gradients, new[self.n:]))
+
+    def forget_frames(self) -> None:
+        """Drop the frame reports of a failed run of the builtin (the route's run
+        comes next, and its error must show its own)."""
+        self.plan.native.forget_frames()
+        if self.forward:
+            self.forward[0].forget_frames()
+
+    def _ask_for_call(self, forward) -> None:
+        """Ask the backend for the builtin of this route's calls, running `forward`
+        ((native, symbol), or None for the pass alone) and the pass."""
+        shape = self._shape(forward is None)
+        call = None if shape is None else \
+            self.functions.gradient_call(forward, (self.plan.native, self.plan.symbol), shape)
+        if call is not False:           # (False: not yet, asked again next time)
+            self.call = call or False
+
+    def _shape(self, alone: bool):
+        """The GradientCallShape of this route's calls (the pass alone, or with the
+        forward run), or None where a builtin cannot make them."""
+        plan, signature = self.plan, self.signature
+        arguments = []
+        for kind, t in zip(signature, plan.types):
+            if isinstance(kind, tuple):
+                arguments.append(kind)
+            elif (kind, t) in _ARGUMENT_KINDS:
+                arguments.append(_ARGUMENT_KINDS[(kind, t)])
+            else:
+                return None
+        if any(kind not in _GRADIENT_KINDS for kind in plan.zeros) or \
+                plan.zeros[plan.position] is None:
+            return None
+        arrays = [k for k, kind in enumerate(signature) if isinstance(kind, tuple)]
+        return GradientCallShape(
+            arguments=tuple(arguments),
+            gradients=tuple(_GRADIENT_KINDS[kind] for kind in plan.zeros),
+            position=plan.position, index=plan.index, written=tuple(self.written),
+            copied=tuple(self.copied) if alone else (),
+            saved=() if alone else tuple(k for k in self.written if k in arrays),
+            aliasing=self.aliasing and not alone)

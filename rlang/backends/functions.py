@@ -129,6 +129,15 @@ class CompiledFunctions:
         runs them one `run` at a time."""
         return None
 
+    def gradient_call(self, forward, backward, shape):
+        """A builtin making a gradient route's whole call on arguments of one kind
+        (backends/llvm/gradient_entry.py): `forward` and `backward` as `paired`
+        takes them, `shape` a GradientCallShape (ad/gradient_route.py); it gives back
+        the gradients' tuple, or () where the route must make the call.  None where
+        there is none (here: always), False where there is none yet (ask again after
+        a later call)."""
+        return None
+
     def prepare_gradients(self, arrays: list) -> None:
         """The host gradient buffers of a pass about to run (see the module
         docstring); nothing here."""

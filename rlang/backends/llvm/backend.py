@@ -23,6 +23,7 @@ from ..functions import CompiledFunctions
 from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
+from .gradient_entry import gradient_entry
 from .scalar_entry import scalar_entry
 
 
@@ -143,6 +144,15 @@ class LlvmFunctions(CompiledFunctions):
             except RlangError as error:
                 raise janus_wording(error)
         return worded
+
+    def gradient_call(self, forward, backward, shape):
+        """The builtin of a gradient route (Note [Gradient calls without Python],
+        backends/llvm/gradient_entry.py), None, or False while the code is still the
+        quick first tier (Note [A quick first call])."""
+        natives = [backward[0]] + ([forward[0]] if forward else [])
+        if not all(native.settled_now() for native in natives):
+            return False
+        return gradient_entry(forward, backward, shape, self.interpreter.max_depth)
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""

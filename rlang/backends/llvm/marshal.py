@@ -111,6 +111,12 @@ class EntryLayout:
         self._whole.pack_into(buffer, 0, 0, 0, max_depth, threads, *fields, *self._zeros)
         return buffer
 
+    @property
+    def one_word(self) -> bool:
+        """Whether every holder is one word of the value itself (an array's object
+        address): Note [Calls of one-word arguments]."""
+        return self._one_word
+
     def leads(self, other: "EntryLayout") -> bool:
         """Whether this layout's entry point can run on a buffer `other` packed
         (Note [Two entry points on one buffer], backends/llvm/paired.py): its holders

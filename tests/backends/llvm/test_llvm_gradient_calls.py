@@ -1,0 +1,298 @@
+"""Gradient calls as builtins (Note [Gradient calls without Python],
+rlang/backends/llvm/gradient_entry.py): once a gradient's short route has made a
+call on final code, its later calls with arguments of the same kinds go through a
+builtin generated over CPython's and NumPy's C APIs.  Its gradients are the route's
+to the last bit and the interpreter's within the usual tolerance; the caller's
+arrays come back bit for bit; every argument it does not take, and every failed
+check, goes to the general route with its errors; it leaks nothing."""
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rlang
+from rlang.ad.gradient_route import route_of
+
+from gradient_agreement import assert_same_error, assert_same_gradients
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_llvm_gradients import float_programs  # noqa: E402
+
+SOURCE = """
+function spring!(e!: f64, x: f64[:, :], w: f64[:], k: i64, c: f64)
+    for i = 0:k-1
+        for j = 0:length(w)-1
+            e! += w[j] * x[i, j] * x[i, j] * c
+        end
+    end
+end
+
+function moved!(e!: f64, x!: f64[:], c: f64)
+    for i = 0:length(x!)-1
+        x![i] += c * c
+        e! += x![i] * x![i]
+    end
+end
+
+function guarded!(y!, x)
+    t ← x
+    y! += t * x
+    @invcheckoff t → 5.0
+end
+
+function pair!(s!: f64, a!: f64[:], b: f64[:])
+    for i = 0:length(b)-1
+        a![i] += b[i] * s!
+    end
+end
+
+function shout!(e!: f64, x: f64)
+    e! += x * x
+    @safe print(e!)
+end
+"""
+
+
+@pytest.fixture(params=[True, False], ids=["invcheck", "invcheck-off"])
+def modules(request, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "gradients.rev"
+    path.write_text(SOURCE)
+    return (rlang.load(str(path), backend="llvm", invcheck=request.param),
+            rlang.load(str(path), backend="interp", invcheck=request.param))
+
+
+def _copied(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _warm(gradient, args, function, loss):
+    """Three calls: the second settles the code, after it the route has a builtin."""
+    for _ in range(3):
+        gradient(*_copied(args))
+    route = route_of(function, args, loss)
+    return route.call if route else None
+
+
+def _args(rng, n=5, m=3):
+    return [0.0, rng.normal(size=(n, m)), rng.normal(size=m), n, float(rng.normal())]
+
+
+def _identical(got, expected) -> None:
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert type(g) is type(e)
+        if isinstance(e, np.ndarray):
+            assert g.dtype == e.dtype and g.shape == e.shape and g.tobytes() == e.tobytes()
+        else:
+            assert g == e or (g != g and e != e)
+
+
+def test_the_builtin_gives_the_routes_gradients_to_the_last_bit(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["spring!"], "e!")
+    rng = np.random.default_rng(1)
+    builtin = _warm(gradient, _args(rng), llvm["spring!"], "e!")
+    assert builtin
+    for _ in range(5):
+        args = _args(rng, n=int(rng.integers(1, 6)))
+        got = builtin(*_copied(args))
+        # the route's Python, on a transform made after the builtin is set aside
+        route = route_of(llvm["spring!"], args, "e!")
+        route.call = False
+        expected = rlang.grad(llvm["spring!"], "e!")(*_copied(args))
+        route.call = builtin
+        _identical(got, expected)
+        _identical(gradient(*_copied(args)), expected)
+        assert_same_gradients(got, rlang.gradient(interp["spring!"], _copied(args), "e!"))
+
+
+def test_the_arrays_come_back_bit_for_bit_and_the_gradients_are_new(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["moved!"], "e!")
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=7)
+    assert _warm(gradient, [0.0, x, 0.3], llvm["moved!"], "e!")
+    kept = x.copy()
+    first = gradient(0.0, x, 0.3)
+    second = gradient(0.0, x, 0.3)
+    assert x.tobytes() == kept.tobytes()
+    assert first[1] is not second[1] and first[1] is not x
+    assert_same_gradients(second, rlang.gradient(interp["moved!"], [0.0, x.copy(), 0.3], "e!"))
+
+
+def test_the_loss_element_and_argnums(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["moved!"], ("x!", 2), argnums=(1, 2))
+    x = np.linspace(-1.0, 1.0, 5)
+    assert _warm(gradient, [0.0, x, 0.5], llvm["moved!"], ("x!", 2))
+    got = gradient(0.0, x, 0.5)
+    expected = rlang.gradient(interp["moved!"], [0.0, x.copy(), 0.5], ("x!", 2))
+    assert_same_gradients(got, expected[1:])
+    with pytest.raises(rlang.RlangError) as outside:       # the element is not there
+        gradient(0.0, x[:2].copy(), 0.5)
+    with pytest.raises(rlang.RlangError) as general:
+        rlang.gradient(interp["moved!"], [0.0, x[:2].copy(), 0.5], ("x!", 2))
+    assert outside.value.message == general.value.message
+
+
+def test_arguments_of_other_kinds_go_to_the_general_route(modules):
+    llvm, interp = modules
+    function = llvm["spring!"]
+    gradient = rlang.grad(function, "e!")
+    rng = np.random.default_rng(3)
+    args = _args(rng)
+    builtin = _warm(gradient, args, function, "e!")
+    e, x, w, k, c = args
+    wide = np.zeros((5, 6))
+    wide[:, ::2] = x
+    others = [
+        [e, x.astype(np.float32), w, k, c],         # another dtype
+        [e, np.asfortranarray(x), w, k, c],         # another last stride
+        [e, wide[:, ::2], w, k, c],                 # the same, strided
+        [e, x, w, np.int64(k), c],                  # a NumPy scalar
+        [e, x, w, k, 1],                            # an int for a float
+        [e, x, w, k, True],
+        [e, x, w.reshape(1, 3), k, c],              # another rank
+        [e, x, w, k],                               # a missing argument
+        [e, x, w, k, c, c],                         # one too many
+        [e, x.astype(x.dtype.newbyteorder()), w, k, c],
+    ]
+    for case in others:                 # (as they are: a copy would be C-ordered)
+        assert builtin(*case) == ()
+        try:
+            expected = rlang.gradient(interp["spring!"], case, "e!")
+        except rlang.RlangError as error:
+            with pytest.raises(rlang.RlangError) as got:
+                gradient(*case)
+            assert got.value.message == error.message
+        else:
+            assert_same_gradients(gradient(*case), expected)
+    assert_same_gradients(gradient(e, x, w, k=k, c=c),
+                          rlang.gradient(interp["spring!"], _copied(args), "e!"))
+
+
+def test_a_read_only_array_that_is_written_goes_to_the_general_route(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["moved!"], "e!")
+    x = np.ones(4)
+    builtin = _warm(gradient, [0.0, x, 0.5], llvm["moved!"], "e!")
+    x.flags.writeable = False
+    assert builtin(0.0, x, 0.5) == ()
+    with pytest.raises(rlang.RlangError) as got:
+        gradient(0.0, x, 0.5)
+    with pytest.raises(rlang.RlangError) as expected:
+        rlang.gradient(interp["moved!"], [0.0, x, 0.5], "e!")
+    assert got.value.message == expected.value.message
+
+
+def test_aliased_arrays_follow_the_general_rule(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["pair!"], "s!")
+    a, b = np.ones(6), np.arange(6.0)
+    builtin = _warm(gradient, [0.5, a, b], llvm["pair!"], "s!")
+    assert builtin
+    apart = np.arange(12.0)
+    assert_same_gradients(gradient(0.5, apart[:6], apart[6:]),
+                          rlang.gradient(interp["pair!"], [0.5, apart[:6].copy(),
+                                                           apart[6:].copy()], "s!"))
+    shared = np.arange(6.0)
+    if llvm.compiled.invcheck:
+        assert builtin(0.5, shared, shared) == ()
+        with pytest.raises(rlang.RlangError) as got:
+            gradient(0.5, shared, shared)
+        with pytest.raises(rlang.RlangError) as expected:
+            rlang.gradient(interp["pair!"], [0.5, shared, shared], "s!")
+        assert got.value.message == expected.value.message
+    kept = shared.copy()
+    try:
+        gradient(0.5, shared, shared)
+    except rlang.RlangError:
+        pass
+    assert shared.tobytes() == kept.tobytes()
+
+
+def test_a_failed_check_raises_the_general_routes_error(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["guarded!"], "y!")
+    assert _warm(gradient, [0.0, 5.0], llvm["guarded!"], "y!")
+    if not llvm.compiled.invcheck:      # (no check left to fail: the interpreter's values)
+        assert_same_gradients(gradient(0.0, 2.0),
+                              rlang.gradient(interp["guarded!"], [0.0, 2.0], "y!"))
+        return
+    with pytest.raises(rlang.RlangError) as got:
+        gradient(0.0, 2.0)
+    fresh = rlang.load(llvm.unit.file, backend="llvm")
+    with pytest.raises(rlang.RlangError) as expected:
+        rlang.grad(fresh["guarded!"], "y!")(0.0, 2.0)
+    assert_same_error(got.value, expected.value)
+    assert got.value.render() == expected.value.render()
+    assert gradient(0.0, 5.0) == rlang.gradient(interp["guarded!"], [0.0, 5.0], "y!")
+
+
+def test_code_that_prints_gets_no_builtin(modules, capsys):
+    llvm, _ = modules
+    gradient = rlang.grad(llvm["shout!"], "e!")
+    assert _warm(gradient, [0.0, 3.0], llvm["shout!"], "e!") is False
+    assert gradient(0.0, 3.0) == (1.0, 6.0)
+
+
+def test_the_driver_takes_the_builtin_too(modules):
+    llvm, interp = modules
+    rng = np.random.default_rng(4)
+    args = _args(rng)
+    for _ in range(3):
+        rlang.gradient(llvm["spring!"], _copied(args), "e!")
+    assert route_of(llvm["spring!"], args, "e!").call
+    assert_same_gradients(rlang.gradient(llvm["spring!"], _copied(args), "e!"),
+                          rlang.gradient(interp["spring!"], _copied(args), "e!"))
+
+
+def test_the_builtin_keeps_no_reference_it_does_not_own(modules):
+    llvm, _ = modules
+    gradient = rlang.grad(llvm["spring!"], "e!")
+    args = _args(np.random.default_rng(5))
+    assert _warm(gradient, args, llvm["spring!"], "e!")
+    before = [sys.getrefcount(a) for a in args]
+    for _ in range(500):
+        result = gradient(*args)
+    assert [sys.getrefcount(a) for a in args] == before
+    array = result[1]
+    del result
+    assert sys.getrefcount(array) == 2          # (the name and getrefcount's argument)
+
+
+def test_calls_from_threads_agree(modules):
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["spring!"], "e!")
+    rng = np.random.default_rng(6)
+    cases = [_args(rng) for _ in range(20)]
+    assert _warm(gradient, cases[0], llvm["spring!"], "e!")
+    expected = [gradient(*_copied(case)) for case in cases]
+
+    def work(_):
+        for _ in range(20):
+            for case, want in zip(cases, expected):
+                _identical(gradient(*_copied(case)), want)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(4)))          # (raises what a thread raised)
+
+
+@float_programs(max_examples=25)
+def test_generated_float_programs(source, args, loss):
+    llvm = rlang.loads(source, backend="llvm")
+    interp = rlang.loads(source)
+    gradient = rlang.grad(llvm.f, loss)
+    for _ in range(3):
+        first = gradient(*_copied(args))
+    route = route_of(llvm.f, args, loss)
+    got = gradient(*_copied(args))
+    if route is not None and route.call:
+        _identical(got, first)
+    assert_same_gradients(got, rlang.gradient(interp.f, _copied(args), loss), source)
