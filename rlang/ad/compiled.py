@@ -364,12 +364,16 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
 
 
 def compiled_gradient_and_hvp(functions, name: str, args: list, vector: list, loss,
-                              inverse: bool) -> tuple:
+                              inverse: bool, ran=None) -> tuple:
     """`drivers.gradient_and_hvp` on a compiled backend: (the loss's gradient, its
     tangent along `vector`), from one forward-over-reverse run (`vector`: one entry
-    per argument, None for those without a tangent)."""
+    per argument, None for those without a tangent).  `ran(run)`, if given, sees the
+    `_ForwardOverReverse` of a run whose arguments bound as they are (for its
+    builtin: rlang/ad/hvp_call.py)."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
     gradient, moved = run.loss_seeded_run(run.tangents_along(vector))
+    if run.known and ran is not None:
+        ran(run)
     held = run.held_constant     # ulog arguments: no tangent in, none reported (drivers.py)
     return (tuple(None if k in held else g for k, g in enumerate(gradient)),
             tuple(None if k in held else m for k, m in enumerate(moved)))
@@ -432,7 +436,8 @@ class _ForwardOverReverse:
         key = plan_key(name, signature_of(args), loss, inverse)
         key = key and ("tangent runs", backward, key)
         known = functions.plans.get(key) if key else None
-        if known is not None:       # arguments of these kinds bind as they are
+        self.known = known is not None      # arguments of these kinds bind as they are
+        if known is not None:
             self.values = list(args)
             (self.view, self.types, self.forward, self.forward_symbol, self.backward,
              self.backward_symbol, self.kinds) = known

@@ -68,25 +68,28 @@ def called_with(function, args, driver: str) -> list:
 _LAZY: dict = {}
 
 
+def _module(name: str):
+    """The module `name` of this package, imported at its first use: ad/compiled.py
+    and ad/gradient_route.py bring the IR and the compiled driver, which an
+    interpreter's derivative does not need.  (Kept here: an `import` in the body of a
+    call cost 2.2 µs of every call, of 18.)"""
+    module = _LAZY.get(name)
+    if module is None:
+        from . import compiled, gradient_route, hvp_call
+
+        _LAZY.update(compiled=compiled, gradient_route=gradient_route, hvp_call=hvp_call)
+        module = _LAZY[name]
+    return module
+
+
 def _short_route():
-    """ad/gradient_route.py's `quick_gradient`, its module imported at its first use:
-    it brings the IR and the compiled driver, which an interpreter's gradient does not
-    need.  (Kept here: an `import` in the body of a call cost 2.2 µs of every call, of
-    18.)"""
-    route = _LAZY.get("route")
-    if route is None:
-        from . import gradient_route
-        route = _LAZY["route"] = gradient_route
-    return route.quick_gradient
+    """ad/gradient_route.py's `quick_gradient`."""
+    return _module("gradient_route").quick_gradient
 
 
 def _compiled():
-    """The module ad/compiled.py, imported at its first use (as `_short_route`)."""
-    driver = _LAZY.get("compiled")
-    if driver is None:
-        from . import compiled
-        driver = _LAZY["compiled"] = compiled
-    return driver
+    """The module ad/compiled.py."""
+    return _module("compiled")
 
 
 def gradient(function, args, loss) -> tuple:
@@ -424,13 +427,20 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple
     stacks), from one forward-over-reverse run: `rlang.jvp` of `rlang.grad`
     (Note [Transforms of transforms]).  The caller's arguments
     are left as they were, bit for bit."""
+    quick = _module("hvp_call").quick_gradient_and_hvp(function, args, vector, loss)
+    if quick is not None:           # Note [Gradient calls without Python]
+        return quick
     args = called_with(function, args, driver)
     vector = _directions(function, args, vector, driver)
     with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
+            made = _module("hvp_call").make_hvp_call
+
+            def ran(run):       # (its builtin, for later calls)
+                made(module.compiled, run, function.name, function.inverse, args, loss)
             result = module.compiled_or_none(_compiled().compiled_gradient_and_hvp, function.name,
-                                             list(args), vector, loss, function.inverse)
+                                             list(args), vector, loss, function.inverse, ran)
             if result is not None:
                 return result
         fn = module.unit.functions[function.name]

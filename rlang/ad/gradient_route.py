@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import RlangError, RlangTypeError
 from ..lower.argument_types import signature_of
-from ..records import record
+from .native_calls import NativeCall, gradient_holders, input_kinds, results_of
 from .callers_arrays import put_back, saved_arrays
 from .compiled import _gradient_pass, _returned, _without_forward, plan_key, \
     seeded_gradients
@@ -76,30 +76,6 @@ def route_of(function, args, loss):
     key = plan_key(function.name, signature_of(args), loss, function.inverse)
     plan = functions.plans.get(key) if key is not None else None
     return (plan.route or None) if plan is not None else None
-
-
-@record
-class GradientCallShape:
-    """What a route's builtin decides ahead (Note [Gradient calls without Python],
-    rlang/backends/llvm/gradient_entry.py): per parameter, its kind (`"f64"` for a
-    float, `"i64"` for an int, signature_of's `(dtype, rank, unit last stride)` for
-    an array) and its gradient's (None, `"f64"`, or `"array"`: float64 zeros of its
-    extents); the loss's parameter and element; the parameters f writes (arrays
-    must be writable); the arrays the pass alone runs on copies of; the arrays kept
-    through a forward run and put back; whether written arrays must not overlap
-    the other arrays (the reversibility checks' rule)."""
-    arguments: tuple
-    gradients: tuple
-    position: int
-    index: tuple | None
-    written: tuple
-    copied: tuple
-    saved: tuple
-    aliasing: bool
-
-
-_ARGUMENT_KINDS = {(float, "f64"): "f64", (int, "i64"): "i64"}
-_GRADIENT_KINDS = {None: None, float: "f64", np.float64: "array"}
 
 
 class GradientRoute:
@@ -223,32 +199,31 @@ class GradientRoute:
     def _ask_for_call(self, forward) -> None:
         """Ask the backend for the builtin of this route's calls, running `forward`
         ((native, symbol), or None for the pass alone) and the pass."""
-        shape = self._shape(forward is None)
-        call = None if shape is None else \
-            self.functions.gradient_call(forward, (self.plan.native, self.plan.symbol), shape)
+        program = self._program(forward is None)
+        entries = ([forward] if forward else []) + [(self.plan.native, self.plan.symbol)]
+        call = None if program is None else self.functions.native_call(entries, program)
         if call is not False:           # (False: not yet, asked again next time)
             self.call = call or False
 
-    def _shape(self, alone: bool):
-        """The GradientCallShape of this route's calls (the pass alone, or with the
-        forward run), or None where a builtin cannot make them."""
-        plan, signature = self.plan, self.signature
-        arguments = []
-        for kind, t in zip(signature, plan.types):
-            if isinstance(kind, tuple):
-                arguments.append(kind)
-            elif (kind, t) in _ARGUMENT_KINDS:
-                arguments.append(_ARGUMENT_KINDS[(kind, t)])
-            else:
-                return None
-        if any(kind not in _GRADIENT_KINDS for kind in plan.zeros) or \
-                plan.zeros[plan.position] is None:
+    def _program(self, alone: bool):
+        """The NativeCall of this route's calls (the pass alone, or with the forward
+        run), or None where a builtin cannot make them: the pass's holders are f's
+        arguments (copies of those the pass alone adds to), then the gradients."""
+        plan, n = self.plan, self.n
+        inputs = input_kinds(self.signature, plan.types)
+        gradients = gradient_holders(plan.zeros, plan.position, plan.index)
+        if inputs is None or gradients is None or plan.zeros[plan.position] is None:
             return None
-        arrays = [k for k, kind in enumerate(signature) if isinstance(kind, tuple)]
-        return GradientCallShape(
-            arguments=tuple(arguments),
-            gradients=tuple(_GRADIENT_KINDS[kind] for kind in plan.zeros),
-            position=plan.position, index=plan.index, written=tuple(self.written),
-            copied=tuple(self.copied) if alone else (),
-            saved=() if alone else tuple(k for k in self.written if k in arrays),
-            aliasing=self.aliasing and not alone)
+        copied = self.copied if alone else ()
+        holders = tuple(("copy", k) if k in copied else ("input", k) for k in range(n)) \
+            + gradients
+        arrays = [k for k, kind in enumerate(self.signature) if isinstance(kind, tuple)]
+        written = [k for k in self.written if k in arrays]
+        return NativeCall(
+            inputs=inputs, holders=holders,
+            runs=((tuple(range(len(holders))),) if alone else
+                  (tuple(range(n)), tuple(range(len(holders))))),
+            results=results_of(plan.zeros, holders, n),
+            writable=tuple(written), saved=() if alone else tuple(written),
+            apart=tuple(written) if self.aliasing and not alone else (),
+            inside=() if plan.index is None else ((plan.position, plan.index),))

@@ -129,13 +129,13 @@ class CompiledFunctions:
         runs them one `run` at a time."""
         return None
 
-    def gradient_call(self, forward, backward, shape):
-        """A builtin making a gradient route's whole call on arguments of one kind
-        (backends/llvm/gradient_entry.py): `forward` and `backward` as `paired`
-        takes them, `shape` a GradientCallShape (ad/gradient_route.py); it gives back
-        the gradients' tuple, or () where the route must make the call.  None where
-        there is none (here: always), False where there is none yet (ask again after
-        a later call)."""
+    def native_call(self, entries: list, call):
+        """A builtin making a derivative's whole call on arguments of one kind
+        (backends/llvm/gradient_entry.py): `entries` the (native, symbol) of each run
+        of `call`, a NativeCall (ad/native_calls.py); it gives back the call's
+        results, or () where the caller must make the call.  None where there is none
+        (here: always), False where there is none yet (ask again after a later
+        call)."""
         return None
 
     def prepare_gradients(self, arrays: list) -> None:

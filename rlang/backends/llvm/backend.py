@@ -145,14 +145,13 @@ class LlvmFunctions(CompiledFunctions):
                 raise janus_wording(error)
         return worded
 
-    def gradient_call(self, forward, backward, shape):
-        """The builtin of a gradient route (Note [Gradient calls without Python],
+    def native_call(self, entries: list, call):
+        """The builtin of a derivative's call (Note [Gradient calls without Python],
         backends/llvm/gradient_entry.py), None, or False while the code is still the
         quick first tier (Note [A quick first call])."""
-        natives = [backward[0]] + ([forward[0]] if forward else [])
-        if not all(native.settled_now() for native in natives):
+        if not all(native.settled_now() for native, _ in entries):
             return False
-        return gradient_entry(forward, backward, shape, self.interpreter.max_depth)
+        return gradient_entry(entries, call, self.interpreter.max_depth)
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""

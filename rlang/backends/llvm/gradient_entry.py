@@ -1,9 +1,10 @@
-"""Gradient calls as Python builtins: `gradient_entry(forward, backward, shape,
-max_depth)` is a builtin function that makes a gradient route's whole call (the
-arguments checked, the zero gradients made and seeded, the arrays copied, the forward
-run and the gradient pass, the caller's arrays put back, the gradients' tuple) on
-the arguments of one signature, or gives back () where the route must make the
-call; None where no such builtin can be made (Note [Gradient calls without Python]).
+"""Derivative calls as Python builtins: `gradient_entry(entries, call, max_depth)` is
+a builtin function that makes a derivative's whole call as `call` (a NativeCall,
+rlang/ad/native_calls.py) describes it: the arguments checked, the zero gradients
+made and seeded, the arrays copied, the entry points run in turn (a forward run and
+a gradient pass, or their tangent runs for `rlang.hvp`), the caller's arrays put
+back, the results' tuple; or gives back () where the caller must make the call; None
+where no such builtin can be made (Note [Gradient calls without Python]).
 
 Note [Gradient calls without Python]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -12,9 +13,9 @@ took 12.7 µs a call of which the native gradient pass was 4.4: the rest was the
 short route's Python (Note [The gradient's short route], ad/gradient_route.py):
 the signature and the plan's key, the zero gradients and the seed, the copies,
 packing the buffer, unpacking it and the tuple.  All of it is decided by the
-route's `GradientCallShape` (the argument kinds, which gradients are arrays, the
-loss element, which arrays are copied or kept), so a builtin generated in LLVM IR
-over CPython's and NumPy's C APIs does it in one call:
+route's plan (the argument kinds, which gradients are arrays, the loss element,
+which arrays are copied or kept), written down as a `NativeCall`, so a builtin
+generated in LLVM IR over CPython's and NumPy's C APIs does it in one call:
 
 - each argument must be exactly what the route's signature says: a `float` (f64),
   an `int` in i64's range (i64), an `np.ndarray` whose dtype is the canonical one
@@ -28,9 +29,12 @@ over CPython's and NumPy's C APIs does it in one call:
 - the arrays the pass alone works on are `PyArray_NewCopy` copies (as `.copy()`),
   and with the forward run the arrays the function writes are copied before and
   put back after with `PyArray_CopyInto` (Note [The caller's arrays]);
-- the buffer is the pass's EntryLayout of one-word holders (arrays by their
-  objects, Note [Arrays read by the entry point]), on the builtin's stack, and the
-  entry points run with the GIL released, as ctypes runs them;
+- the holders are one word each, as the entry points' one-word layouts read them
+  (arrays by their objects, Note [Arrays read by the entry point]), on the
+  builtin's stack with one array of argument pointers per entry point (the forward
+  and the pass share the holders of f's arguments, as on one packed buffer: Note
+  [Two entry points on one buffer]), and the entry points run with the GIL
+  released, as ctypes runs them;
 - anything else, a failed check in the code (status ≠ 0) or a failed allocation
   gives back the empty tuple after putting the caller's arrays back and dropping
   what it made, and the route makes the call from the start, with its errors.
@@ -41,7 +45,9 @@ to hold `PyArray_Type` in its slot first.  Where it is not found, or the array
 objects are not laid out as `marshal.array_header()` reads them, or the code
 prints, recurses deeply or runs `@parallel for` loops (as for scalar calls), no
 builtin is made.  On the embedding (invcheck off) a call now takes 2.9 µs, less
-than the pass alone took through ctypes (3.1 µs).
+than the pass alone took through ctypes (3.1 µs).  `rlang.hvp` has the same: its
+forward tangent run and the tangent run of the gradient pass, on copies of the
+arrays and the vector's entries (None: zeros).
 """
 from __future__ import annotations
 
@@ -51,6 +57,7 @@ import functools
 import numpy as np
 from llvmlite import ir as ll
 
+from ...lower.argument_types import DTYPE_SCALARS
 from .. import abi
 from .marshal import WRITEABLE, array_header
 from .pyapi import ENTRY, FLOAT_AT, PTR, BuiltinBuilder, entry_symbol, layout_known
@@ -64,6 +71,7 @@ _NUMPY = {
 }
 _ARRAY_TYPE_SLOT = 2        # &PyArray_Type
 _C_ORDER = 0                # NPY_CORDER
+_FLOAT64 = np.dtype(np.float64)
 
 
 @functools.cache
@@ -106,98 +114,123 @@ def _descr_offset() -> int | None:
     return None
 
 
-def gradient_entry(forward, backward, shape, max_depth: int):
-    """The builtin of a gradient route (see the Note), or None where it cannot have
-    one.  `forward` is (NativeModule, symbol) of f's entry point, or None for a pass
-    alone; `backward` that of the gradient pass; `shape` a GradientCallShape
-    (ad/gradient_route.py)."""
-    natives = [backward[0]] + ([forward[0]] if forward else [])
-    numpy_api, descr_at = _numpy_api(), _descr_offset()
-    if not layout_known() or numpy_api is None or descr_at is None or any(
-            n.recursive or n.threaded_loops or not n.settled_now() for n in natives) or \
-            shape.index is not None and min(shape.index, default=0) < 0:
+def gradient_entry(entries: list, call, max_depth: int):
+    """The builtin making `call` (a NativeCall) with `entries` ((NativeModule,
+    symbol) per run of `call.runs`), or None where it cannot have one (see the
+    Note)."""
+    natives = [native for native, _ in entries]
+    if not layout_known() or _numpy_api() is None or _descr_offset() is None or any(
+            n.recursive or n.threaded_loops or not n.settled_now() for n in natives):
         return None
     codes = [n.settled() for n in natives]
-    if any(code.prints for code in codes) or not _fits(shape, backward):
+    if any(code.prints for code in codes) or not all(
+            _fits(call, holders, native.layout(symbol))
+            for (native, symbol), holders in zip(entries, call.runs)):
         return None
-    kept = []
-    pass_target, entry = entry_symbol(*backward, "rev_gradient_pass")
-    kept += [entry]
-    forward_target = None
-    if forward is not None:
-        forward_target, entry = entry_symbol(*forward, "rev_gradient_forward")
-        kept += [entry]
-    dtypes = [np.dtype(a[0]) for a in shape.arguments if isinstance(a, tuple)]
-    builder = BuiltinBuilder("rev_gradient_call")
-    _Writer(builder, shape, numpy_api, descr_at, max_depth).write(forward_target, pass_target)
-    return builder.finish(f"{backward[1]}_call", tuple(codes + kept + dtypes))
+    targets, kept = [], []
+    for k, (native, symbol) in enumerate(entries):
+        target, entry = entry_symbol(native, symbol, f"rev_derivative_run{k}")
+        targets.append(target)
+        kept.append(entry)
+    dtypes = [_canonical(kind[0]) for kind in call.inputs if _is_array(kind)]
+    if any(dtype is None for dtype in dtypes):
+        return None
+    builder = BuiltinBuilder("rev_derivative_call")
+    _Writer(builder, call, max_depth).write(targets)
+    return builder.finish(f"{entries[-1][1]}_call", tuple(codes + kept + dtypes))
 
 
-def _fits(shape, backward) -> bool:
-    """Whether the pass's layout is one-word holders of the kinds the shape makes:
-    f's arguments, then the gradients that are not None, arrays of float64."""
-    layout = backward[0].layout(backward[1])
-    if not layout.one_word:
+def _is_array(kind) -> bool:
+    """Whether an input kind is an array's `(dtype, rank, unit last stride)`."""
+    return isinstance(kind, tuple) and isinstance(kind[0], np.dtype)
+
+
+def _canonical(dtype):
+    """NumPy's own object for `dtype` (the one plain arrays of it hold), or None."""
+    canonical = np.dtype(dtype.char)
+    return canonical if canonical == dtype and canonical.isnative else None
+
+
+def _array_kind(call, j: int):
+    """(element type name, rank) of array input j, or None."""
+    kind = call.inputs[j]
+    return (DTYPE_SCALARS.get(kind[0]), kind[1]) if _is_array(kind) else None
+
+
+def _rank(call, j: int):
+    kind = call.inputs[j]
+    return kind[1] if _is_array(kind) else None
+
+
+def _holder_type(call, holder):
+    """The entry point type (an IR type name, or (element, rank) of an array) that a
+    holder gives, or None where it gives none an entry point takes."""
+    source = holder[0]
+    if source == "number":
+        return "f64"
+    j = holder[1]
+    if source == "input":
+        kind = call.inputs[j]
+        return kind if kind in ("f64", "i64") else _array_kind(call, j)
+    if source == "copy":
+        return _array_kind(call, j)
+    if source in ("zeros", "seeded"):
+        return ("f64", _rank(call, j))
+    if source == "direction":
+        like = call.inputs[holder[2]]
+        return "f64" if like == "f64" else ("f64", _rank(call, holder[2]))
+    return None
+
+
+def _fits(call, holders: tuple, layout) -> bool:
+    """Whether an entry point of `layout` takes these holders: one-word holders of
+    the types they give."""
+    if not layout.one_word or len(layout.types) != len(holders):
         return False
-    types = list(layout.types)
-    expected = len(shape.arguments) + sum(g is not None for g in shape.gradients)
-    if len(types) != expected:
-        return False
-    for argument, t in zip(shape.arguments, types):
-        if isinstance(argument, tuple):
-            dtype = np.dtype(argument[0])
-            if getattr(t, "ndim", None) != argument[1] or dtype != argument[0] or \
-                    dtype.itemsize != abi.ITEM_BYTES.get(t.elem) or not dtype.isnative:
+    for holder, t in zip(holders, layout.types):
+        given = _holder_type(call, call.holders[holder])
+        if isinstance(given, tuple):
+            if getattr(t, "elem", None) != given[0] or getattr(t, "ndim", None) != given[1]:
                 return False
-        elif argument != t:
+        elif given is None or given != t:
             return False
-    gradients = iter(types[len(shape.arguments):])
-    for gradient in shape.gradients:
-        if gradient is not None:
-            t = next(gradients)
-            if gradient == "array" and getattr(t, "elem", None) != "f64" or \
-                    gradient == "f64" and t != "f64":
-                return False
     return True
 
 
 class _Writer:
     """Writes the builtin's body (see the Note) into a BuiltinBuilder."""
 
-    def __init__(self, builder: BuiltinBuilder, shape, numpy_api: dict, descr_at: int,
-                 max_depth: int):
-        self.builder, self.b, self.shape = builder, builder.b, shape
-        self.numpy, self.descr_at, self.max_depth = numpy_api, descr_at, max_depth
+    def __init__(self, builder: BuiltinBuilder, call, max_depth: int):
+        self.builder, self.b, self.call = builder, builder.b, call
+        self.numpy, self.descr_at, self.max_depth = _numpy_api(), _descr_offset(), max_depth
         self.data_at, self.nd_at, self.dims_at, self.strides_at, self.flags_at = \
             array_header()
-        n = self.n = len(shape.arguments)
-        self.gradient_slots = [k for k, g in enumerate(shape.gradients) if g is not None]
-        self.m = n + len(self.gradient_slots)           # the pass's holders
-        words = abi.CTX_WORDS + 2 * self.m
-        self.buffer = self.b.alloca(ll.ArrayType(I64, words), name="buffer")
-        # what the builtin made and drops on leaving: the gradient arrays, the copies
-        # of the pass alone, the saved arrays (put back first)
-        arrays = [k for k, g in enumerate(shape.gradients) if g == "array"]
-        self.owned_at = {("gradient", k): j for j, k in enumerate(arrays)}
-        for k in shape.copied:
-            self.owned_at[("copy", k)] = len(self.owned_at)
-        for k in shape.saved:
-            self.owned_at[("saved", k)] = len(self.owned_at)
-        self.owned = self.b.alloca(ll.ArrayType(PTR, max(1, len(self.owned_at))),
-                                   name="owned")
-        for j in range(len(self.owned_at)):
-            self.b.store(builder.null, self._owned(j))
+        b = self.b
+        self.ctx = b.alloca(ll.ArrayType(I64, abi.CTX_WORDS), name="ctx")
+        self.holders = b.alloca(ll.ArrayType(I64, max(1, len(call.holders))), name="holders")
+        self.pointers = [b.alloca(ll.ArrayType(I64, max(1, len(run))), name=f"pointers{r}")
+                         for r, run in enumerate(call.runs)]
+        # what the builtin made and drops on leaving: arrays of holders, saved inputs
+        self.owned_at = {("holder", h): j for j, h in enumerate(
+            h for h, holder in enumerate(call.holders) if self._makes_object(holder))}
+        for j in call.saved:
+            self.owned_at[("saved", j)] = len(self.owned_at)
+        self.owned = b.alloca(ll.ArrayType(PTR, max(1, len(self.owned_at))), name="owned")
+        for k in range(len(self.owned_at)):
+            b.store(builder.null, self._owned(k))
         self.items: list = []
 
+    def _makes_object(self, holder) -> bool:
+        source = holder[0]
+        return source in ("copy", "zeros", "seeded") or source == "direction" and \
+            self.call.inputs[holder[2]] not in ("f64", "i64")
+
     # (small readers)
-    def _word(self, k: int):
-        return self.b.gep(self.buffer, [ll.Constant(I64, 0), ll.Constant(I64, k)])
+    def _word(self, array, k: int):
+        return self.b.gep(array, [ll.Constant(I64, 0), ll.Constant(I64, k)])
 
-    def _holder(self, k: int):
-        return self._word(abi.CTX_WORDS + self.m + k)
-
-    def _owned(self, j: int):
-        return self.b.gep(self.owned, [ll.Constant(I64, 0), ll.Constant(I64, j)])
+    def _owned(self, k: int):
+        return self._word(self.owned, k)
 
     def _numpy_call(self, name: str, args: list):
         return self.builder.call_address(f"rev_numpy_{name}", self.numpy[name],
@@ -209,98 +242,175 @@ class _Writer:
     def _extent(self, item, axis: int):
         return self.b.load(self.b.gep(self._extents(item), [ll.Constant(I64, axis)]))
 
-    def _made(self, what: tuple, obj) -> None:
+    def _keep(self, what: tuple, obj) -> None:
         """Keep `obj` (a new reference, or NULL: then go to `general`) as `what`."""
         b = self.b
         b.store(obj, self._owned(self.owned_at[what]))
         self.builder.require(b.icmp_unsigned("!=", obj, self.builder.null),
                              f"made_{what[0]}{what[1]}")
 
-    def write(self, forward_target, pass_target) -> None:
-        builder, b, shape = self.builder, self.b, self.shape
-        builder.require(b.icmp_signed("==", builder.nargs, ll.Constant(I64, self.n)),
+    def _store_double(self, value, h: int) -> None:
+        self.b.store(value, self.b.bitcast(self._word(self.holders, h), F64.as_pointer()))
+
+    def _store_object(self, obj, h: int) -> None:
+        self.b.store(self.b.ptrtoint(obj, I64), self._word(self.holders, h))
+
+    def write(self, targets: list) -> None:
+        builder, b, call = self.builder, self.b, self.call
+        builder.require(b.icmp_signed("==", builder.nargs, ll.Constant(I64, len(call.inputs))),
                         "counted")
-        self._read_arguments()
-        if shape.aliasing:
-            self._require_apart()
-        self._seed_fits()
-        self._make_gradients()
-        for k in shape.copied:
-            copy = self._numpy_call("PyArray_NewCopy", [self.items[k], ll.Constant(I32, _C_ORDER)])
-            self._made(("copy", k), copy)
-            b.store(b.ptrtoint(copy, I64), self._holder(k))
-        for k in shape.saved:
-            saved = self._numpy_call("PyArray_NewCopy", [self.items[k], ll.Constant(I32, _C_ORDER)])
-            self._made(("saved", k), saved)
-        for j in range(self.m):
-            b.store(b.ptrtoint(self._word(abi.CTX_WORDS + self.m + j), I64),
-                    self._word(abi.CTX_WORDS + j))
+        for j, kind in enumerate(call.inputs):
+            self.items.append(builder.argument(j))
+        for j, kind in enumerate(call.inputs):
+            self._check_input(j, kind)
+        for j in call.apart:
+            self._require_apart(j)
+        for j, index in call.inside:
+            for axis, i in enumerate(index):
+                inside = b.icmp_signed("<", ll.Constant(I64, i), self._extent(self.items[j], axis))
+                builder.require(inside, f"inside{j}_{axis}")
+        for h, holder in enumerate(call.holders):
+            self._fill(h, holder)
+        for j in call.saved:
+            saved = self._numpy_call("PyArray_NewCopy", [self.items[j], ll.Constant(I32, _C_ORDER)])
+            self._keep(("saved", j), saved)
+        for pointers, run in zip(self.pointers, call.runs):
+            for k, h in enumerate(run):
+                b.store(b.ptrtoint(self._word(self.holders, h), I64), self._word(pointers, k))
         for k, value in ((abi.CTX_SITE, 0), (abi.CTX_DEPTH, 0),
                          (abi.CTX_MAX_DEPTH, self.max_depth), (abi.CTX_THREADS, 1)):
-            b.store(ll.Constant(I64, value), self._word(k))
-        status = self._run(forward_target, pass_target)
-        failed = b.icmp_signed("!=", status, ll.Constant(I32, 0))
-        ran = b.append_basic_block("ran")
-        undo = b.append_basic_block("undo")
-        b.cbranch(failed, undo, ran)
+            b.store(ll.Constant(I64, value), self._word(self.ctx, k))
+        status = self._run(targets)
+        ran, undo = b.append_basic_block("ran"), b.append_basic_block("undo")
+        b.cbranch(b.icmp_signed("!=", status, ll.Constant(I32, 0)), undo, ran)
         b.position_at_end(ran)
         self._put_back(builder.null)
-        result = self._result()
+        result = self._tuple(call.results)
         self._drop()
         b.ret(result)
-        # a failed run: the caller's arrays back, then as `general`
-        b.position_at_end(undo)
-        self._put_back(None)
+        b.position_at_end(undo)         # a failed run: the caller's arrays back, then
+        self._put_back(None)            # as `general`
         b.branch(builder.general)
         b.position_at_end(builder.general)
         self._drop()
         b.ret(builder.call("PyTuple_New", [ll.Constant(I64, 0)]))
 
-    def _read_arguments(self) -> None:
-        """Check each argument's kind and put it into its holder."""
-        builder, b = self.builder, self.b
-        overflow = b.alloca(I32, name="overflow")
-        written = set(self.shape.written)
-        for k, kind in enumerate(self.shape.arguments):
-            item = builder.argument(k)
-            self.items.append(item)
-            holder = self._holder(k)
-            if kind == "f64":
-                builder.require_type(item, float, f"float{k}")
-                b.store(builder.read(item, FLOAT_AT, F64), b.bitcast(holder, F64.as_pointer()))
-                continue
-            if kind == "i64":
-                builder.require_type(item, int, f"int{k}")
-                b.store(ll.Constant(I32, 0), overflow)
-                value = builder.call("PyLong_AsLongLongAndOverflow", [item, overflow])
-                builder.require(b.icmp_signed("==", b.load(overflow), ll.Constant(I32, 0)),
-                                f"fits{k}")
-                b.store(value, holder)
-                continue
-            dtype, ndim, unit = kind
-            dtype = np.dtype(dtype)
-            builder.require_type(item, np.ndarray, f"array{k}")
-            builder.require(b.icmp_unsigned("==", builder.read(item, self.descr_at, PTR),
-                                            builder.address(dtype)), f"dtype{k}")
-            builder.require(b.icmp_signed("==", builder.read(item, self.nd_at, I32),
-                                          ll.Constant(I32, ndim)), f"rank{k}")
-            if ndim:
-                strides = b.bitcast(builder.read(item, self.strides_at, PTR), I64.as_pointer())
-                last = b.load(b.gep(strides, [ll.Constant(I64, ndim - 1)]))
-                is_unit = b.icmp_signed("==", last, ll.Constant(I64, dtype.itemsize))
-                builder.require(is_unit if unit else b.not_(is_unit), f"stride{k}")
-            if k in written:
-                flags = builder.read(item, self.flags_at, I32)
-                writable = b.and_(flags, ll.Constant(I32, WRITEABLE))
-                builder.require(b.icmp_unsigned("!=", writable, ll.Constant(I32, 0)),
-                                f"writable{k}")
-            b.store(b.ptrtoint(item, I64), holder)
+    def _check_input(self, j: int, kind) -> None:
+        """Go on where input j is of its kind (a direction's is checked where it is
+        used, an input read by nothing is not)."""
+        builder, b, item = self.builder, self.b, self.items[j]
+        if not _is_array(kind) and kind not in ("f64", "i64"):
+            return
+        if kind == "f64":
+            builder.require_type(item, float, f"float{j}")
+            return
+        if kind == "i64":
+            builder.require_type(item, int, f"int{j}")
+            return
+        dtype, ndim, unit = kind
+        dtype = np.dtype(dtype)
+        self._require_array(item, _canonical(dtype), ndim, f"{j}")
+        if ndim:
+            strides = b.bitcast(builder.read(item, self.strides_at, PTR), I64.as_pointer())
+            last = b.load(b.gep(strides, [ll.Constant(I64, ndim - 1)]))
+            is_unit = b.icmp_signed("==", last, ll.Constant(I64, dtype.itemsize))
+            builder.require(is_unit if unit else b.not_(is_unit), f"stride{j}")
+        if j in self.call.writable:
+            flags = builder.read(item, self.flags_at, I32)
+            writable = b.and_(flags, ll.Constant(I32, WRITEABLE))
+            builder.require(b.icmp_unsigned("!=", writable, ll.Constant(I32, 0)),
+                            f"writable{j}")
 
-    def _bounds(self, k: int) -> tuple:
-        """(first byte, one past the last byte) an array argument's elements span."""
+    def _require_array(self, item, dtype, ndim: int, name: str) -> None:
+        """Go on where `item` is exactly an ndarray of the canonical `dtype` and rank."""
+        builder, b = self.builder, self.b
+        builder.require_type(item, np.ndarray, f"array{name}")
+        builder.require(b.icmp_unsigned("==", builder.read(item, self.descr_at, PTR),
+                                        builder.address(dtype)), f"dtype{name}")
+        builder.require(b.icmp_signed("==", builder.read(item, self.nd_at, I32),
+                                      ll.Constant(I32, ndim)), f"rank{name}")
+
+    def _fill(self, h: int, holder) -> None:
+        """Put holder h's value into it (see NativeCall)."""
+        builder, b, call = self.builder, self.b, self.call
+        source, j = holder[0], holder[1] if len(holder) > 1 else None
+        if source == "number":
+            self._store_double(ll.Constant(F64, holder[1]), h)
+        elif source == "input" and call.inputs[j] == "f64":
+            self._store_double(builder.read(self.items[j], FLOAT_AT, F64), h)
+        elif source == "input" and call.inputs[j] == "i64":
+            overflow = b.alloca(I32, name="overflow")
+            b.store(ll.Constant(I32, 0), overflow)
+            value = builder.call("PyLong_AsLongLongAndOverflow", [self.items[j], overflow])
+            builder.require(b.icmp_signed("==", b.load(overflow), ll.Constant(I32, 0)),
+                            f"fits{j}")
+            b.store(value, self._word(self.holders, h))
+        elif source == "input":
+            self._store_object(self.items[j], h)
+        elif source == "copy":
+            self._made(h, self._numpy_call("PyArray_NewCopy", [self.items[j],
+                                                               ll.Constant(I32, _C_ORDER)]))
+        elif source in ("zeros", "seeded"):
+            zeros = self._zeros_like(self.items[j], _rank(call, j))
+            self._made(h, zeros)
+            if source == "seeded":
+                self._seed(zeros, self.items[j], holder[2])
+        else:
+            self._fill_direction(h, self.items[j], holder[2])
+
+    def _made(self, h: int, obj) -> None:
+        self._keep(("holder", h), obj)
+        self._store_object(obj, h)
+
+    def _zeros_like(self, item, ndim: int):
+        builder = self.builder
+        builder.call("Py_IncRef", [builder.address(_FLOAT64)])         # (stolen)
+        return self._numpy_call("PyArray_Zeros", [
+            ll.Constant(I32, ndim), self._extents(item), builder.address(_FLOAT64),
+            ll.Constant(I32, 0)])
+
+    def _seed(self, zeros, like, index: tuple) -> None:
+        """1.0 at `index` of new C-ordered zeros of `like`'s extents."""
+        b = self.b
+        at = ll.Constant(I64, 0)
+        for axis, i in enumerate(index):
+            at = b.add(b.mul(at, self._extent(like, axis)), ll.Constant(I64, i))
+        data = b.bitcast(self.builder.read(zeros, self.data_at, PTR), F64.as_pointer())
+        b.store(ll.Constant(F64, 1.0), b.gep(data, [at]))
+
+    def _fill_direction(self, h: int, direction, k: int) -> None:
+        """A direction for input k: None gives zeros (0.0), a float its value, a
+        float64 array of input k's extents a copy of it."""
+        builder, b = self.builder, self.b
+        is_none = b.icmp_unsigned("==", direction, builder.address(None))
+        if self.call.inputs[k] == "f64":
+            value = b.alloca(F64, name=f"direction{h}")
+            b.store(ll.Constant(F64, 0.0), value)
+            with b.if_then(b.not_(is_none)):
+                builder.require_type(direction, float, f"direction_float{h}")
+                b.store(builder.read(direction, FLOAT_AT, F64), value)
+            self._store_double(b.load(value), h)
+            return
+        like, ndim = self.items[k], _rank(self.call, k)
+        made = b.alloca(PTR, name=f"direction{h}")
+        with b.if_else(is_none) as (then, otherwise):
+            with then:
+                b.store(self._zeros_like(like, ndim), made)
+            with otherwise:
+                self._require_array(direction, _FLOAT64, ndim, f"_direction{h}")
+                for axis in range(ndim):
+                    same = b.icmp_signed("==", self._extent(direction, axis),
+                                         self._extent(like, axis))
+                    builder.require(same, f"extent{h}_{axis}")
+                b.store(self._numpy_call("PyArray_NewCopy", [direction,
+                                                             ll.Constant(I32, _C_ORDER)]), made)
+        self._made(h, b.load(made))
+
+    def _bounds(self, j: int) -> tuple:
+        """(first byte, one past the last byte) array input j's elements span."""
         b, builder = self.b, self.builder
-        _, ndim, _ = self.shape.arguments[k]
-        item = self.items[k]
+        dtype, ndim, _ = self.call.inputs[j]
+        item = self.items[j]
         low = high = b.ptrtoint(builder.read(item, self.data_at, PTR), I64)
         strides = b.bitcast(builder.read(item, self.strides_at, PTR), I64.as_pointer())
         zero = ll.Constant(I64, 0)
@@ -310,76 +420,34 @@ class _Writer:
             reach = b.mul(b.sub(extent, ll.Constant(I64, 1)), stride)
             low = b.add(low, b.select(b.icmp_signed("<", reach, zero), reach, zero))
             high = b.add(high, b.select(b.icmp_signed(">", reach, zero), reach, zero))
-        itemsize = np.dtype(self.shape.arguments[k][0]).itemsize
-        return low, b.add(high, ll.Constant(I64, itemsize))
+        return low, b.add(high, ll.Constant(I64, np.dtype(dtype).itemsize))
 
-    def _require_apart(self) -> None:
-        """No array the function writes overlaps another array argument."""
-        arrays = [k for k, a in enumerate(self.shape.arguments) if isinstance(a, tuple)]
-        bounds = {k: self._bounds(k) for k in arrays}
+    def _require_apart(self, i: int) -> None:
+        """Array input i overlaps no other array input (its kind checked before)."""
+        arrays = [j for j, kind in enumerate(self.call.inputs) if _is_array(kind)]
+        if i not in arrays:
+            return
         b = self.b
-        for i in self.shape.written:
-            if i not in bounds:
-                continue
-            for j in arrays:
-                if j == i:
-                    continue
-                (low_i, high_i), (low_j, high_j) = bounds[i], bounds[j]
+        low_i, high_i = self._bounds(i)
+        for j in arrays:
+            if j != i:
+                low_j, high_j = self._bounds(j)
                 apart = b.or_(b.icmp_unsigned("<=", high_i, low_j),
                               b.icmp_unsigned("<=", high_j, low_i))
                 self.builder.require(apart, f"apart{i}_{j}")
 
-    def _seed_fits(self) -> None:
-        """The loss element is inside its array (GradientPlan.fits)."""
-        index = self.shape.index
-        if index is None:
-            return
-        item = self.items[self.shape.position]
-        for axis, i in enumerate(index):
-            inside = self.b.icmp_signed("<", ll.Constant(I64, i), self._extent(item, axis))
-            self.builder.require(inside, f"inside{axis}")
-
-    def _make_gradients(self) -> None:
-        """The zero gradients in their holders, the loss's seeded."""
-        b, builder, shape = self.b, self.builder, self.shape
-        float64 = np.dtype(np.float64)
-        for slot, k in enumerate(self.gradient_slots):
-            holder = self._holder(self.n + slot)
-            seeded = k == shape.position
-            if shape.gradients[k] == "f64":
-                value = ll.Constant(F64, 1.0 if seeded else 0.0)
-                b.store(value, b.bitcast(holder, F64.as_pointer()))
-                continue
-            item = self.items[k]
-            ndim = shape.arguments[k][1]
-            builder.call("Py_IncRef", [builder.address(float64)])     # (stolen)
-            zeros = self._numpy_call("PyArray_Zeros", [
-                ll.Constant(I32, ndim), self._extents(item), builder.address(float64),
-                ll.Constant(I32, 0)])
-            self._made(("gradient", k), zeros)
-            b.store(b.ptrtoint(zeros, I64), holder)
-            if seeded:
-                at = ll.Constant(I64, 0)
-                for axis, i in enumerate(shape.index):
-                    at = b.add(b.mul(at, self._extent(item, axis)), ll.Constant(I64, i))
-                data = b.bitcast(builder.read(zeros, self.data_at, PTR), F64.as_pointer())
-                b.store(ll.Constant(F64, 1.0), b.gep(data, [at]))
-
-    def _run(self, forward_target, pass_target):
-        """Run the forward (if any) and the pass with the GIL released; their status."""
+    def _run(self, targets: list):
+        """Run the entry points in turn with the GIL released, each only where the one
+        before succeeded; the last status."""
         builder, b = self.builder, self.b
-        ctx = b.bitcast(self._word(0), PTR)
-        args = b.bitcast(self._word(abi.CTX_WORDS), PTR)
+        ctx = b.bitcast(self.ctx, PTR)
         state = builder.call("PyEval_SaveThread", [])
         status_at = b.alloca(I32, name="status")
         b.store(ll.Constant(I32, 0), status_at)
-        if forward_target is not None:
-            status = b.call(builder.extern(forward_target, ENTRY), [ctx, args])
-            b.store(status, status_at)
-            with b.if_then(b.icmp_signed("==", status, ll.Constant(I32, 0))):
-                b.store(b.call(builder.extern(pass_target, ENTRY), [ctx, args]), status_at)
-        else:
-            b.store(b.call(builder.extern(pass_target, ENTRY), [ctx, args]), status_at)
+        for target, pointers in zip(targets, self.pointers):
+            with b.if_then(b.icmp_signed("==", b.load(status_at), ll.Constant(I32, 0))):
+                status = b.call(builder.extern(target, ENTRY), [ctx, b.bitcast(pointers, PTR)])
+                b.store(status, status_at)
         builder.call("PyEval_RestoreThread", [state])
         return b.load(status_at)
 
@@ -387,45 +455,49 @@ class _Writer:
         """The saved arrays written back into the caller's; with `on_error` (NULL), a
         failed write returns it (the error is set)."""
         b = self.b
-        for k in self.shape.saved:
-            saved = b.load(self._owned(self.owned_at[("saved", k)]))
-            status = self._numpy_call("PyArray_CopyInto", [self.items[k], saved])
+        for j in self.call.saved:
+            saved = b.load(self._owned(self.owned_at[("saved", j)]))
+            status = self._numpy_call("PyArray_CopyInto", [self.items[j], saved])
             if on_error is not None:
                 with b.if_then(b.icmp_signed("<", status, ll.Constant(I32, 0)), likely=False):
                     self._drop()
                     b.ret(on_error)
 
-    def _result(self):
-        """The gradients' tuple: None for integer arguments, floats, the arrays made
-        (their references move into the tuple); NULL where a float or the tuple
-        cannot be made (the error is set)."""
-        builder, b, shape = self.builder, self.b, self.shape
-        result = builder.call("PyTuple_New", [ll.Constant(I64, self.n)])
-        with b.if_then(b.icmp_unsigned("==", result, builder.null), likely=False):
+    def _tuple(self, items: tuple, outer: tuple = ()):
+        """A new tuple of `items` (see NativeCall's `results`), inside the tuples
+        `outer` being made; on a failed allocation what was made is dropped and NULL
+        returned (the error is set)."""
+        builder, b = self.builder, self.b
+        result = builder.call("PyTuple_New", [ll.Constant(I64, len(items))])
+
+        def fail():
+            for made in outer:
+                builder.call("Py_DecRef", [made])
             self._drop()
             b.ret(builder.null)
-        slots = {k: slot for slot, k in enumerate(self.gradient_slots)}
+        with b.if_then(b.icmp_unsigned("==", result, builder.null), likely=False):
+            fail()
         none = builder.address(None)
-        for k, gradient in enumerate(shape.gradients):
-            if gradient is None:
+        for k, item in enumerate(items):
+            if item is None:
                 builder.call("Py_IncRef", [none])
-                item = none
-            elif gradient == "f64":
-                holder = self._holder(self.n + slots[k])
-                item = builder.call("PyFloat_FromDouble",
-                                    [b.load(b.bitcast(holder, F64.as_pointer()))])
-                with b.if_then(b.icmp_unsigned("==", item, builder.null), likely=False):
+                value = none
+            elif item[0] == "float":
+                word = b.bitcast(self._word(self.holders, item[1]), F64.as_pointer())
+                value = builder.call("PyFloat_FromDouble", [b.load(word)])
+                with b.if_then(b.icmp_unsigned("==", value, builder.null), likely=False):
                     builder.call("Py_DecRef", [result])
-                    self._drop()
-                    b.ret(builder.null)
-            else:
-                owned = self._owned(self.owned_at[("gradient", k)])
-                item = b.load(owned)
+                    fail()
+            elif item[0] == "array":
+                owned = self._owned(self.owned_at[("holder", item[1])])
+                value = b.load(owned)
                 b.store(builder.null, owned)        # (the tuple's now)
-            builder.store_item(result, k, item)
+            else:
+                value = self._tuple(item, outer + (result,))
+            builder.store_item(result, k, value)
         return result
 
     def _drop(self) -> None:
         """Drop the references the builtin still owns."""
-        for j in range(len(self.owned_at)):
-            self.builder.call("Py_DecRef", [self.b.load(self._owned(j))])
+        for k in range(len(self.owned_at)):
+            self.builder.call("Py_DecRef", [self.b.load(self._owned(k))])

@@ -296,3 +296,78 @@ def test_generated_float_programs(source, args, loss):
     if route is not None and route.call:
         _identical(got, first)
     assert_same_gradients(got, rlang.gradient(interp.f, _copied(args), loss), source)
+
+
+# ---- rlang.hvp (rlang/ad/hvp_call.py)
+
+def _hvp_call(llvm, name: str, args, loss):
+    from rlang.ad.hvp_call import _key
+
+    made = llvm.compiled.plans.get(_key(name, False, args, loss))
+    return made[0] if made else made
+
+
+def test_hvp_takes_a_builtin_that_gives_the_general_ways_bits(modules):
+    llvm, interp = modules
+    rng = np.random.default_rng(7)
+    args = _args(rng)
+    vector = [0.5, rng.normal(size=args[1].shape), None, None, -1.5]
+    for _ in range(3):
+        rlang.hvp(llvm["spring!"], _copied(args), vector, "e!")
+    builtin = _hvp_call(llvm, "spring!", args, "e!")
+    assert builtin
+    for _ in range(4):
+        args = _args(rng, n=int(rng.integers(1, 6)))
+        vector = [float(rng.normal()), rng.normal(size=args[1].shape),
+                  rng.normal(size=3), 7, None]
+        kept = _copied(args)
+        got = rlang.hvp(llvm["spring!"], args, vector, "e!")
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(args, kept)
+                   if isinstance(a, np.ndarray))
+        general = rlang.load(llvm.unit.file, backend="llvm", invcheck=llvm.compiled.invcheck)
+        _identical(got, rlang.hvp(general["spring!"], _copied(args), vector, "e!"))
+        assert_same_gradients(got, rlang.hvp(interp["spring!"], _copied(args), vector, "e!"))
+        _identical(rlang.gradient(llvm["spring!"], _copied(args), "e!"),
+                   builtin(*_copied(args), *vector)[0])
+
+
+def test_hvp_vectors_of_other_kinds_go_the_general_way(modules):
+    llvm, interp = modules
+    rng = np.random.default_rng(8)
+    args = _args(rng)
+    vector = [0.0, np.ones(args[1].shape), np.ones(3), None, 1.0]
+    for _ in range(3):
+        rlang.hvp(llvm["spring!"], _copied(args), vector, "e!")
+    builtin = _hvp_call(llvm, "spring!", args, "e!")
+    others = [[1, *vector[1:]],                                # an int for a float
+              [0.0, np.ones(args[1].shape).tolist(), *vector[2:]],     # a list
+              [0.0, np.ones(args[1].shape, dtype=np.float32), *vector[2:]],
+              [0.0, np.ones((2, 2)), *vector[2:]],              # another shape
+              vector[:4]]                                       # too short
+    for case in others:
+        assert builtin(*args, *case) == ()
+        try:
+            expected = rlang.hvp(interp["spring!"], _copied(args), case, "e!")
+        except rlang.RlangError as error:
+            with pytest.raises(rlang.RlangError) as got:
+                rlang.hvp(llvm["spring!"], _copied(args), case, "e!")
+            assert got.value.message == error.message
+        else:
+            assert_same_gradients(rlang.hvp(llvm["spring!"], _copied(args), case, "e!"),
+                                  expected)
+
+
+def test_hvp_of_a_loss_element(modules):
+    llvm, interp = modules
+    x = np.linspace(-1.0, 1.0, 5)
+    vector = [None, np.arange(5.0), 2.0]
+    for _ in range(3):
+        rlang.hvp(llvm["moved!"], [0.0, x.copy(), 0.5], vector, ("x!", 3))
+    assert _hvp_call(llvm, "moved!", [0.0, x, 0.5], ("x!", 3))
+    assert_same_gradients(rlang.hvp(llvm["moved!"], [0.0, x.copy(), 0.5], vector, ("x!", 3)),
+                          rlang.hvp(interp["moved!"], [0.0, x.copy(), 0.5], vector, ("x!", 3)))
+    with pytest.raises(rlang.RlangError) as got:
+        rlang.hvp(llvm["moved!"], [0.0, x[:2].copy(), 0.5], [None, None, 1.0], ("x!", 3))
+    with pytest.raises(rlang.RlangError) as expected:
+        rlang.hvp(interp["moved!"], [0.0, x[:2].copy(), 0.5], [None, None, 1.0], ("x!", 3))
+    assert got.value.message == expected.value.message

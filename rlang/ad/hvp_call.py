@@ -1,0 +1,109 @@
+"""`rlang.hvp` (and `gradient_and_hvp`) as one builtin call (Note [Gradient calls
+without Python], rlang/backends/llvm/gradient_entry.py): after a compiled
+forward-over-reverse run whose arguments bound as they are, the backend is asked
+for a builtin making the same run on arguments of the same kinds, and later calls
+try it first.
+
+    quick_gradient_and_hvp(function, args, vector, loss)   # (gradient, hvp) or None
+    make_hvp_call(functions, run, args, loss)               # after a run (compiled.py)
+
+The builtin takes f's arguments and the vector's entries; it runs f's tangent run
+on copies of the arrays with the tangents (copies of the vector's arrays; zeros
+where an entry is None), then the tangent run of the gradient pass with the loss
+seeded, and gives back (the gradients, their tangents), None for arguments without
+a gradient, as `compiled_gradient_and_hvp` does.  Anything it does not take goes
+the general way, with its conversions and errors.
+"""
+from __future__ import annotations
+
+from ..frontend import ast
+from ..lower.argument_types import signature_of
+from .compiled import plan_key
+from .loss import loss_location
+from .native_calls import NativeCall, gradient_holders, input_kinds, results_of
+
+
+def _key(name: str, inverse: bool, args, loss):
+    key = plan_key(name, signature_of(args), loss, inverse)
+    return key and ("hvp call", key)
+
+
+def quick_gradient_and_hvp(function, args, vector, loss):
+    """(gradient, hvp) by the builtin an earlier call of these kinds made, or None
+    (take the general way)."""
+    functions = getattr(getattr(function, "module", None), "compiled", None)
+    if functions is None or not isinstance(args, (list, tuple)) or \
+            not isinstance(vector, (list, tuple)):
+        return None
+    key = _key(function.name, function.inverse, args, loss)
+    made = functions.plans.get(key) if key else None
+    if not made:
+        return None
+    call, natives = made
+    result = call(*args, *vector)
+    if result:
+        return result
+    for native in natives:          # (a failed run's: the general way's run is next)
+        native.forget_frames()
+    return None
+
+
+def make_hvp_call(functions, run, name: str, inverse: bool, args: list, loss) -> None:
+    """Ask the backend for the builtin of `run` (a `_ForwardOverReverse` of `name`
+    with `loss` that ran on `args` as they are), until it gives one or says it has
+    none (False: its code is not final yet)."""
+    key = _key(name, inverse, args, loss)
+    if not key or functions.plans.get(key) is not None:
+        return
+    program = _program(run, args, functions.invcheck)
+    entries = [(run.forward, run.forward_symbol), (run.backward, run.backward_symbol)]
+    call = None if program is None else functions.native_call(entries, program)
+    if call is not False:
+        functions.plans[key] = (call, (run.forward, run.backward)) if call else False
+
+
+def _program(run, args: list, invcheck: bool):
+    """The NativeCall of `run`'s calls, or None where a builtin cannot make them:
+    f's tangent run on holders A (copies of the arrays) and T (the tangents), then
+    the gradient pass's tangent run on A, G (the gradients, the loss's seeded), T
+    and Z (the gradients' tangents, zeros)."""
+    kinds, n = run.kinds, len(args)
+    signature = signature_of(args)
+    inputs = input_kinds(signature, run.types) if kinds is not None and signature else None
+    location = _constant_location(run, args)
+    if inputs is None or location is None or run.held_constant:
+        return None
+    position, index = location
+    gradients = gradient_holders(kinds, position, index)
+    zeros = gradient_holders(kinds, None, None)
+    if gradients is None or kinds[position] is None:
+        return None
+    arrays = [k for k, kind in enumerate(signature) if isinstance(kind, tuple)]
+    holders = tuple(("copy", k) if k in arrays else ("input", k) for k in range(n))
+    tangents = tuple(("direction", n + k, k) for k, kind in enumerate(kinds)
+                     if kind is not None)
+    a, t = tuple(range(n)), tuple(range(n, n + len(tangents)))
+    g = tuple(range(n + len(tangents), n + len(tangents) + len(gradients)))
+    z = tuple(range(g[-1] + 1, g[-1] + 1 + len(zeros)))
+    holders += tangents + gradients + zeros
+    written = [k for k in run.functions.interpreter.written.get(run.fn.name, ()) if k in arrays]
+    return NativeCall(
+        inputs=inputs + ("any",) * n, holders=holders, runs=(a + t, a + g + t + z),
+        results=(results_of(kinds, holders, g[0]), results_of(kinds, holders, z[0])),
+        apart=tuple(written) if invcheck else (),
+        inside=() if index is None else ((position, index),))
+
+
+def _constant_location(run, args: list):
+    """(position, index) of the loss, where it names the same element in every call
+    (no index, or constant ones), else None."""
+    view = run.view
+    if view is None or isinstance(view, ast.Field):
+        return None
+    if isinstance(view, ast.Index) and not all(isinstance(i, ast.IntLit)
+                                               for i in view.indices):
+        return None
+    position, index = loss_location(run.fn, list(args), view)
+    if index is not None and any(i < 0 for i in index):
+        return None
+    return position, index

@@ -1,0 +1,93 @@
+"""What a derivative's whole call does, as data a backend can compile into one builtin
+function (Note [Gradient calls without Python], rlang/backends/llvm/gradient_entry.py):
+`NativeCall`, and the programs of a gradient route's calls and of `rlang.hvp`'s.
+
+A call's builtin takes `inputs` (Python objects, checked against their kinds), fills
+`holders` (one word each, as an entry point's one-word layout reads them: a float's
+value, an int's, an array object's address), runs entry points on pointer arrays to
+some of those holders, in turn, and returns `results`.
+"""
+from __future__ import annotations
+
+from ..records import record
+
+
+@record
+class NativeCall:
+    """One call as a builtin makes it.
+
+    - `inputs`: the kind of each argument of the builtin: `"f64"` (exactly a float),
+      `"i64"` (an int in i64's range), `(dtype, rank, unit last stride)` (an
+      `np.ndarray` of signature_of's kind), or `"any"` (checked where a holder
+      reads it, if one does: a direction);
+    - `holders`: where each holder's value comes from: `("input", j)`, `("copy", j)`
+      (a new C-ordered copy of array input j), `("zeros", j)` (new float64 zeros of
+      input j's extents), `("number", x)` (a float), `("seeded", j, index)` (zeros
+      with 1.0 at `index`), `("direction", j, k)` (input j, a direction for input k:
+      None gives zeros or 0.0, a float its value, a float64 array of input k's
+      extents a copy of it);
+    - `runs`: per entry point, in order, the holders its argument pointers point at;
+    - `results`: the returned tuple: per item None, `("float", h)`, `("array", h)`
+      (the array made for holder h) or a nested tuple of such;
+    - `writable`: array inputs that must be writable; `saved`: array inputs copied
+      before the runs and put back after; `apart`: array inputs that must not overlap
+      another array input; `inside`: `(j, index)` with the element inside input j.
+    """
+    inputs: tuple
+    holders: tuple
+    runs: tuple
+    results: tuple
+    writable: tuple = ()
+    saved: tuple = ()
+    apart: tuple = ()
+    inside: tuple = ()
+
+
+#: the kind of a call's input for the kinds of `signature_of` and the IR's types
+_SCALAR_INPUTS = {(float, "f64"): "f64", (int, "i64"): "i64"}
+
+
+def input_kinds(signature: tuple, types: tuple) -> tuple | None:
+    """NativeCall's `inputs` for arguments of `signature` (signature_of) bound to
+    `types`, or None where a builtin does not take them (bool, f32, i32 scalars …)."""
+    kinds = []
+    for kind, t in zip(signature, types):
+        if isinstance(kind, tuple):
+            kinds.append(kind)
+        elif (kind, t) in _SCALAR_INPUTS:
+            kinds.append(_SCALAR_INPUTS[(kind, t)])
+        else:
+            return None
+    return tuple(kinds)
+
+
+def gradient_holders(zeros: list, position: int, index) -> tuple | None:
+    """The holders of a gradient pass's gradients (those of `zeros`, a plan's zero
+    kinds, that are not None: 0.0 or float64 zeros like their input), the loss's
+    seeded with 1 at `index`; None where one is not a float or a float64 array."""
+    import numpy as np
+
+    holders = []
+    for k, kind in enumerate(zeros):
+        if kind is None:
+            continue
+        if kind is float:
+            holders.append(("number", 1.0 if k == position else 0.0))
+        elif kind is np.float64:
+            holders.append(("seeded", k, index) if k == position else ("zeros", k))
+        else:
+            return None
+    return tuple(holders)
+
+
+def results_of(zeros: list, holders: tuple, first: int) -> tuple:
+    """The result items of gradients held from holder `first` on (one per non-None
+    kind of `zeros`, as `gradient_holders` made them): None for the others."""
+    items, h = [], first
+    for kind in zeros:
+        if kind is None:
+            items.append(None)
+            continue
+        items.append(("float", h) if holders[h][0] == "number" else ("array", h))
+        h += 1
+    return tuple(items)
