@@ -21,24 +21,12 @@ def grad(f, loss, argnums=None):
     """A function giving the gradient of the final value of `loss` (a view of
     `f`'s parameters, LANGUAGE.md §9) with respect to the arguments `argnums` picks."""
     from .ad.drivers import gradient    # (here, not in each call: 2.2 µs a call)
-    from .ad.gradient_route import route_of
 
     pick = _picker(f, argnums, "grad")
-    last = [None]   # the route of the last call, once it has a builtin; False: none
+    call = _by_builtin(f, loss, lambda args: gradient(f, args, loss), "call")
 
     def gradient_of(*args, **kwargs):
-        route = last[0]
-        if route and not kwargs:        # Note [Gradient calls without Python]
-            result = route.call(*args)
-            if result:
-                return pick(result)
-            route.forget_frames()
-        result = gradient(f, f.positional(args, kwargs), loss)
-        if route is None and not kwargs:
-            route = route_of(f, args, loss)
-            if route is not None and route.call is not None:
-                last[0] = route if route.call else False
-        return pick(result)
+        return pick(call(args, kwargs))
 
     gradient_of.__name__ = gradient_of.__qualname__ = f"grad({_name(f)})"
     gradient_of.rlang_transform = ("grad", f, loss, pick)      # (for rlang.vmap)
@@ -52,15 +40,42 @@ def value_and_grad(f, loss, argnums=None):
     from .ad.drivers import value_and_gradient
 
     pick = _picker(f, argnums, "value_and_grad")
+    call = _by_builtin(f, loss, lambda args: value_and_gradient(f, args, loss), "value_call")
 
     def value_and_gradient_of(*args, **kwargs):
-        value, gradients = value_and_gradient(f, f.positional(args, kwargs), loss)
+        value, gradients = call(args, kwargs)
         return value, pick(gradients)
 
     value_and_gradient_of.__name__ = value_and_gradient_of.__qualname__ = \
         f"value_and_grad({_name(f)})"
     value_and_gradient_of.rlang_transform = ("value_and_grad", f, loss, pick)
     return value_and_gradient_of
+
+
+def _by_builtin(f, loss, driver, which: str):
+    """`call(args, kwargs)`: `driver(f.positional(args, kwargs))`, or, where the
+    gradient route of the last call has a builtin (its attribute `which`: Note
+    [Gradient calls without Python], rlang/backends/llvm/gradient_entry.py), that
+    builtin's result, which it tries first."""
+    from .ad.gradient_route import route_of
+
+    last = [None]   # the route of the last call, once it has a builtin; False: none
+
+    def call(args: tuple, kwargs: dict):
+        route = last[0]
+        if route and not kwargs:
+            result = getattr(route, which)(*args)
+            if result:
+                return result
+            route.forget_frames()
+        result = driver(f.positional(args, kwargs))
+        if route is None and not kwargs:
+            route = route_of(f, args, loss)
+            builtin = getattr(route, which, None)
+            if builtin is not None:
+                last[0] = route if builtin else False
+        return result
+    return call
 
 
 def _name(f) -> str:

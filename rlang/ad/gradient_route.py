@@ -96,9 +96,10 @@ class GradientRoute:
         # entry points on one buffer], backends/llvm/paired.py): made when first
         # needed, False where the backend has none
         self.pass_alone = self.both = None
-        # the builtin making the whole call (Note [Gradient calls without Python]):
-        # asked for after a call succeeded, False where the backend has none
-        self.call = None
+        # the builtins making the whole call (Note [Gradient calls without Python]),
+        # of the gradients and of the value with them: asked for after a call
+        # succeeded, False where the backend has none
+        self.call = self.value_call = None
 
     @classmethod
     def of(cls, functions, function, plan, signature):
@@ -115,8 +116,9 @@ class GradientRoute:
         """The gradients (with `value`: the loss's value and the gradients), or None
         (take the general route)."""
         plan, functions = self.plan, self.functions
-        if self.call and not value:
-            result = self.call(*args)
+        call = self.value_call if value else self.call
+        if call:
+            result = call(*args)
             if result:
                 return result
             self.forget_frames()
@@ -148,8 +150,8 @@ class GradientRoute:
                 except RlangTypeError:      # (a read-only array the entry point found)
                     return None             # the general route's error, with the name
                 gradients = tuple(_returned(gradients, new[self.n:]))
-                if self.call is None:
-                    self._ask_for_call(self.forward)
+                if call is None:
+                    self._ask_for_call(self.forward, value)
                 return (seen[0], gradients) if value else gradients
             try:
                 outputs = functions.run(*self.forward, args)
@@ -186,7 +188,7 @@ class GradientRoute:
         except RlangError:
             return None
         if self.call is None:
-            self._ask_for_call(None)
+            self._ask_for_call(None, False)
         return tuple(_returned(gradients, new[self.n:]))
 
     def forget_frames(self) -> None:
@@ -196,19 +198,21 @@ class GradientRoute:
         if self.forward:
             self.forward[0].forget_frames()
 
-    def _ask_for_call(self, forward) -> None:
-        """Ask the backend for the builtin of this route's calls, running `forward`
-        ((native, symbol), or None for the pass alone) and the pass."""
-        program = self._program(forward is None)
+    def _ask_for_call(self, forward, value: bool) -> None:
+        """Ask the backend for the builtin of this route's calls (with `value`, of
+        those giving the loss's value too), running `forward` ((native, symbol), or
+        None for the pass alone) and the pass."""
+        program = self._program(forward is None, value)
         entries = ([forward] if forward else []) + [(self.plan.native, self.plan.symbol)]
         call = None if program is None else self.functions.native_call(entries, program)
         if call is not False:           # (False: not yet, asked again next time)
-            self.call = call or False
+            setattr(self, "value_call" if value else "call", call or False)
 
-    def _program(self, alone: bool):
+    def _program(self, alone: bool, value: bool = False):
         """The NativeCall of this route's calls (the pass alone, or with the forward
-        run), or None where a builtin cannot make them: the pass's holders are f's
-        arguments (copies of those the pass alone adds to), then the gradients."""
+        run; with `value`, giving (the loss's value after the forward run, the
+        gradients)), or None where a builtin cannot make them: the pass's holders are
+        f's arguments (copies of those the pass alone adds to), then the gradients."""
         plan, n = self.plan, self.n
         inputs = input_kinds(self.signature, plan.types)
         gradients = gradient_holders(plan.zeros, plan.position, plan.index)
@@ -219,11 +223,13 @@ class GradientRoute:
             + gradients
         arrays = [k for k, kind in enumerate(self.signature) if isinstance(kind, tuple)]
         written = [k for k in self.written if k in arrays]
+        results = results_of(plan.zeros, holders, n)
         return NativeCall(
             inputs=inputs, holders=holders,
             runs=((tuple(range(len(holders))),) if alone else
                   (tuple(range(n)), tuple(range(len(holders))))),
-            results=results_of(plan.zeros, holders, n),
+            results=(("read", 0), results) if value else results,
+            reads=((0, plan.position, plan.index),) if value else (),
             writable=tuple(written), saved=() if alone else tuple(written),
             apart=tuple(written) if self.aliasing and not alone else (),
             inside=() if plan.index is None else ((plan.position, plan.index),))

@@ -28,7 +28,10 @@ class NativeCall:
       extents a copy of it);
     - `runs`: per entry point, in order, the holders its argument pointers point at;
     - `results`: the returned tuple: per item None, `("float", h)`, `("array", h)`
-      (the array made for holder h) or a nested tuple of such;
+      (the array made for holder h), `("read", k)` (the k-th of `reads`) or a nested
+      tuple of such;
+    - `reads`: `(r, h, index)`: the float in holder h (index None), or the element
+      `index` of its float64 array, read after run r (before the next changes it);
     - `writable`: array inputs that must be writable; `saved`: array inputs copied
       before the runs and put back after; `apart`: array inputs that must not overlap
       another array input; `inside`: `(j, index)` with the element inside input j.
@@ -41,6 +44,7 @@ class NativeCall:
     saved: tuple = ()
     apart: tuple = ()
     inside: tuple = ()
+    reads: tuple = ()
 
 
 #: the kind of a call's input for the kinds of `signature_of` and the IR's types

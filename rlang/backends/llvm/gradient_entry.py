@@ -216,6 +216,7 @@ class _Writer:
         for j in call.saved:
             self.owned_at[("saved", j)] = len(self.owned_at)
         self.owned = b.alloca(ll.ArrayType(PTR, max(1, len(self.owned_at))), name="owned")
+        self.read_values = b.alloca(ll.ArrayType(F64, max(1, len(call.reads))), name="reads")
         for k in range(len(self.owned_at)):
             b.store(builder.null, self._owned(k))
         self.items: list = []
@@ -444,12 +445,32 @@ class _Writer:
         state = builder.call("PyEval_SaveThread", [])
         status_at = b.alloca(I32, name="status")
         b.store(ll.Constant(I32, 0), status_at)
-        for target, pointers in zip(targets, self.pointers):
+        for r, (target, pointers) in enumerate(zip(targets, self.pointers)):
             with b.if_then(b.icmp_signed("==", b.load(status_at), ll.Constant(I32, 0))):
                 status = b.call(builder.extern(target, ENTRY), [ctx, b.bitcast(pointers, PTR)])
                 b.store(status, status_at)
+                with b.if_then(b.icmp_signed("==", status, ll.Constant(I32, 0))):
+                    for k, (after, h, index) in enumerate(self.call.reads):
+                        if after == r:
+                            b.store(self._read(h, index), self._word(self.read_values, k))
         builder.call("PyEval_RestoreThread", [state])
         return b.load(status_at)
+
+    def _read(self, h: int, index):
+        """The float in holder h, or the element `index` of the float64 array whose
+        object it holds (by its strides)."""
+        b = self.b
+        word = self._word(self.holders, h)
+        if index is None:
+            return b.load(b.bitcast(word, F64.as_pointer()))
+        array = b.inttoptr(b.load(word), PTR)
+        strides = b.bitcast(self.builder.read(array, self.strides_at, PTR), I64.as_pointer())
+        at = ll.Constant(I64, 0)
+        for axis, i in enumerate(index):
+            stride = b.load(b.gep(strides, [ll.Constant(I64, axis)]))
+            at = b.add(at, b.mul(stride, ll.Constant(I64, i)))
+        data = self.builder.read(array, self.data_at, PTR)
+        return b.load(b.bitcast(b.gep(data, [at]), F64.as_pointer()))
 
     def _put_back(self, on_error) -> None:
         """The saved arrays written back into the caller's; with `on_error` (NULL), a
@@ -482,9 +503,11 @@ class _Writer:
             if item is None:
                 builder.call("Py_IncRef", [none])
                 value = none
-            elif item[0] == "float":
-                word = b.bitcast(self._word(self.holders, item[1]), F64.as_pointer())
-                value = builder.call("PyFloat_FromDouble", [b.load(word)])
+            elif item[0] in ("float", "read"):
+                word = self._word(self.holders, item[1]) if item[0] == "float" else \
+                    self._word(self.read_values, item[1])
+                value = builder.call("PyFloat_FromDouble",
+                                     [b.load(b.bitcast(word, F64.as_pointer()))])
                 with b.if_then(b.icmp_unsigned("==", value, builder.null), likely=False):
                     builder.call("Py_DecRef", [result])
                     fail()

@@ -371,3 +371,28 @@ def test_hvp_of_a_loss_element(modules):
     with pytest.raises(rlang.RlangError) as expected:
         rlang.hvp(interp["moved!"], [0.0, x[:2].copy(), 0.5], [None, None, 1.0], ("x!", 3))
     assert got.value.message == expected.value.message
+
+
+@pytest.mark.parametrize("name, loss, args", [
+    ("spring!", "e!", None),
+    ("moved!", ("x!", 1), [0.0, np.linspace(-1.0, 1.0, 4), 0.5]),
+])
+def test_value_and_grad_takes_its_own_builtin(modules, name, loss, args):
+    llvm, interp = modules
+    args = args or _args(np.random.default_rng(9))
+    both = rlang.value_and_grad(llvm[name], loss)
+    for _ in range(3):
+        both(*_copied(args))
+    route = route_of(llvm[name], args, loss)
+    assert route.value_call
+    kept = _copied(args)
+    value, gradients = both(*args)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(args, kept)
+               if isinstance(a, np.ndarray))
+    expected = rlang.value_and_grad(interp[name], loss)(*_copied(args))
+    assert type(value) is float and value == pytest.approx(expected[0], rel=1e-13)
+    assert_same_gradients(gradients, expected[1])
+    fresh = rlang.load(llvm.unit.file, backend="llvm", invcheck=llvm.compiled.invcheck)
+    general = rlang.value_and_grad(fresh[name], loss)(*_copied(args))
+    assert value == general[0]
+    _identical(gradients, general[1])
