@@ -133,11 +133,23 @@ def gradient_entry(entries: list, call, max_depth: int):
         targets.append(target)
         kept.append(entry)
     dtypes = [_canonical(kind[0]) for kind in call.inputs if _is_array(kind)]
-    if any(dtype is None for dtype in dtypes):
+    if any(dtype is None for dtype in dtypes) or \
+            any(i < 0 for _, index in _indexed(call) for i in index):
         return None
     builder = BuiltinBuilder("rev_derivative_call")
     _Writer(builder, call, max_depth).write(targets)
     return builder.finish(f"{entries[-1][1]}_call", tuple(codes + kept + dtypes))
+
+
+def _indexed(call) -> set:
+    """(input, index) of every element the call reads or writes at a constant index
+    (its `inside`, its seeds, its reads), each checked to be inside its array."""
+    elements = set(call.inside)
+    elements.update((holder[1], holder[2]) for holder in call.holders
+                    if holder[0] == "seeded")
+    elements.update((call.holders[h][1], index) for _, h, index in call.reads
+                    if index is not None)
+    return elements
 
 
 def _is_array(kind) -> bool:
@@ -266,7 +278,7 @@ class _Writer:
             self._check_input(j, kind)
         for j in call.apart:
             self._require_apart(j)
-        for j, index in call.inside:
+        for j, index in sorted(_indexed(call)):
             for axis, i in enumerate(index):
                 inside = b.icmp_signed("<", ll.Constant(I64, i), self._extent(self.items[j], axis))
                 builder.require(inside, f"inside{j}_{axis}")

@@ -296,6 +296,13 @@ def test_generated_float_programs(source, args, loss):
     if route is not None and route.call:
         _identical(got, first)
     assert_same_gradients(got, rlang.gradient(interp.f, _copied(args), loss), source)
+    vector = [0.5, None, -1.0, 0.25, np.linspace(-1.0, 1.0, len(args[4])), None]
+    for _ in range(3):
+        first = rlang.hvp(llvm.f, _copied(args), vector, loss)
+    got = rlang.hvp(llvm.f, _copied(args), vector, loss)
+    _identical(got, first)
+    assert_same_gradients(got, rlang.hvp(interp.f, _copied(args), vector, loss), source,
+                          rtol=1e-10)
 
 
 # ---- rlang.hvp (rlang/ad/hvp_call.py)
