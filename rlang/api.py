@@ -215,13 +215,13 @@ class Function:
 
     def __call__(self, *args, **kwargs) -> tuple:
         module = self.module
-        if module.compiled is not None and not kwargs:  # Note [Scalar calls without
-            scalar = module.compiled.scalar_calls.get((self.name, self.inverse))  # ctypes]
-            if scalar is not None:
-                values = scalar[0](*args)
+        if module.compiled is not None and not kwargs:  # Note [Calls without ctypes]
+            builtin = module.compiled.call_builtins.get((self.name, self.inverse))
+            if builtin is not None:
+                values = builtin[0](*args)
                 if values:
                     return values
-                scalar[1].forget_frames()   # (of a failed run, which runs again below)
+                builtin[1].forget_frames()  # (of a failed run, which runs again below)
         args = self.positional(args, kwargs)
         if module.compiled is not None:
             values = module.compiled_or_none(_call, self.name, list(args), self.inverse)

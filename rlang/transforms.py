@@ -55,7 +55,7 @@ def value_and_grad(f, loss, argnums=None):
 def _by_builtin(f, loss, driver, which: str):
     """`call(args, kwargs)`: `driver(f.positional(args, kwargs))`, or, where the
     gradient route of the last call has a builtin (its attribute `which`: Note
-    [Gradient calls without Python], rlang/backends/llvm/gradient_entry.py), that
+    [Gradient calls without Python], rlang/backends/llvm/call_builtins.py), that
     builtin's result, which it tries first."""
     from .ad.gradient_route import route_of
 

@@ -32,7 +32,7 @@ the pass alone) run on one packed buffer (Note [Two entry points on one buffer],
 rlang/backends/llvm/paired.py).  Once a call by the route has succeeded on final
 code, the backend may give the route a builtin making its whole call
 (`GradientRoute.call`, Note [Gradient calls without Python],
-rlang/backends/llvm/gradient_entry.py), which the route and `rlang.grad` try first.
+rlang/backends/llvm/call_builtins.py), which the route and `rlang.grad` try first.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`rlang.hvp` (and `gradient_and_hvp`) as one builtin call (Note [Gradient calls
-without Python], rlang/backends/llvm/gradient_entry.py): after a compiled
+without Python], rlang/backends/llvm/call_builtins.py): after a compiled
 forward-over-reverse run whose arguments bound as they are, the backend is asked
 for a builtin making the same run on arguments of the same kinds, and later calls
 try it first.

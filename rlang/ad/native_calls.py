@@ -1,5 +1,5 @@
 """What a derivative's whole call does, as data a backend can compile into one builtin
-function (Note [Gradient calls without Python], rlang/backends/llvm/gradient_entry.py):
+function (Note [Gradient calls without Python], rlang/backends/llvm/call_builtins.py):
 `NativeCall`, and the programs of a gradient route's calls and of `rlang.hvp`'s.
 
 A call's builtin takes `inputs` (Python objects, checked against their kinds), fills
@@ -27,9 +27,9 @@ class NativeCall:
       None gives zeros or 0.0, a float its value, a float64 array of input k's
       extents a copy of it);
     - `runs`: per entry point, in order, the holders its argument pointers point at;
-    - `results`: the returned tuple: per item None, `("float", h)`, `("array", h)`
-      (the array made for holder h), `("read", k)` (the k-th of `reads`) or a nested
-      tuple of such;
+    - `results`: the returned tuple: per item None, `("float", h)`, `("int", h)`,
+      `("array", h)` (the array made for holder h), `("input", j)` (input j itself),
+      `("read", k)` (the k-th of `reads`) or a nested tuple of such;
     - `reads`: `(r, h, index)`: the float in holder h (index None), or the element
       `index` of its float64 array, read after run r (before the next changes it);
     - `writable`: array inputs that must be writable; `saved`: array inputs copied
@@ -95,3 +95,24 @@ def results_of(zeros: list, holders: tuple, first: int) -> tuple:
         items.append(("float", h) if holders[h][0] == "number" else ("array", h))
         h += 1
     return tuple(items)
+
+
+def function_call(signature: tuple, types: tuple, written, aliasing: bool):
+    """The NativeCall of a function's calls with arguments of `signature` bound to
+    `types` (Note [Calls without ctypes], rlang/backends/llvm/call_builtins.py): the
+    arguments in their holders, one run, the new values back (floats and ints made,
+    arrays the same objects); `written` the parameters it writes, `aliasing` whether
+    they must not overlap other arrays.  None where a builtin does not take them."""
+    inputs = input_kinds(signature, types)
+    if not inputs:
+        return None
+    n = len(inputs)
+    arrays = [k for k, kind in enumerate(inputs) if isinstance(kind, tuple)]
+    written = tuple(k for k in sorted(written) if k in arrays)
+    return NativeCall(
+        inputs=inputs, holders=tuple(("input", k) for k in range(n)),
+        runs=(tuple(range(n)),),
+        results=tuple(("input", k) if k in arrays else (("float", k) if kind == "f64"
+                                                         else ("int", k))
+                      for k, kind in enumerate(inputs)),
+        writable=written, apart=written if aliasing else ())

@@ -54,10 +54,11 @@ class CompiledFunctions:
         self.unit, self.invcheck, self.interpreter = unit, invcheck, interpreter
         self.plans: dict = {}           # gradient plans (ad/compiled.py), by call kind
         self._lowered: dict = {}        # (name, types, inverse) → IR module
-        #: (name, inverse) → (a builtin function making the call on Python scalars, or
-        #: giving back () where the general call must make it; the module whose frame
-        #: reports it may leave) (Note [Scalar calls without ctypes], llvm/scalar_entry.py)
-        self.scalar_calls: dict = {}
+        #: (name, inverse) → (a builtin function making the call on Python scalars and
+        #: arrays, or giving back () where the general call must make it; the module
+        #: whose frame reports it may leave) (Note [Calls without ctypes],
+        #: llvm/call_builtins.py)
+        self.call_builtins: dict = {}
 
     # ------------------------------------------------------------ arguments
     def passes_as_is(self, value) -> bool:
@@ -131,7 +132,7 @@ class CompiledFunctions:
 
     def native_call(self, entries: list, call):
         """A builtin making a derivative's whole call on arguments of one kind
-        (backends/llvm/gradient_entry.py): `entries` the (native, symbol) of each run
+        (backends/llvm/call_builtins.py): `entries` the (native, symbol) of each run
         of `call`, a NativeCall (ad/native_calls.py); it gives back the call's
         results, or () where the caller must make the call.  None where there is none
         (here: always), False where there is none yet (ask again after a later

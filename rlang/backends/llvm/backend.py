@@ -19,12 +19,12 @@ from ...frontend.janus.wording import janus_wording
 from ...types_rules import BackendUnsupported
 from ...lower.argument_types import signature_of, type_of_value
 from ...ir.nodes import symbol_of
+from ...ad.native_calls import function_call
 from ..functions import CompiledFunctions
 from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
-from .gradient_entry import gradient_entry
-from .scalar_entry import scalar_entry
+from .call_builtins import call_builtin
 
 
 
@@ -50,7 +50,7 @@ class LlvmFunctions(CompiledFunctions):
         self._fast: dict = {}
         self._refused: dict = {}        # specialisation → its BackendUnsupported
         self._adds: dict = {}           # specialisation → forward_adds
-        self._scalar_tried: set = set()     # (name, inverse) given a scalar call or not
+        self._builtin_tried: set = set()    # (name, inverse) given a builtin call or not
 
     def call(self, name: str, args: list, inverse: bool = False) -> list:
         signature = signature_of(args)
@@ -63,8 +63,8 @@ class LlvmFunctions(CompiledFunctions):
             except ReadOnlyArgument:    # the interpreter's error, with the name
                 self.bind(name, args)
                 raise
-            if (name, inverse) not in self._scalar_tried:
-                self._make_scalar_call(name, inverse, *fast)
+            if (name, inverse) not in self._builtin_tried:
+                self._make_builtin_call(name, inverse, signature, *fast)
             return results
         values = self.bind(name, args)
         types = tuple(type_of_value(v) for v in values)
@@ -77,15 +77,19 @@ class LlvmFunctions(CompiledFunctions):
         return [] if name == "main" else results   # a call gives back arguments, not
         #                                             main's store (that is run_main's)
 
-    def _make_scalar_call(self, name: str, inverse: bool, native, symbol) -> None:
-        """Give `name` a builtin call (Note [Scalar calls without ctypes]) where the
-        entry point `symbol` of `native` takes f64 and i64 scalars and its code allows
-        one: tried at the second call of some kinds of arguments, once."""
-        self._scalar_tried.add((name, inverse))
-        builtin = scalar_entry(native, symbol, native.layout(symbol),
-                               self.interpreter.max_depth)
-        if builtin is not None:
-            self.scalar_calls[(name, inverse)] = (builtin, native)
+    def _make_builtin_call(self, name: str, inverse: bool, signature, native,
+                           symbol) -> None:
+        """Give `name` a builtin call (Note [Calls without ctypes],
+        backends/llvm/call_builtins.py) for arguments of `signature`, where its code
+        allows one: tried at the second call of some kinds of arguments, once (again
+        while the code is the quick first tier)."""
+        program = function_call(signature, native.layout(symbol).types,
+                                self.interpreter.written.get(name, ()), self.invcheck)
+        builtin = None if program is None else self.native_call([(native, symbol)], program)
+        if builtin is not False:
+            self._builtin_tried.add((name, inverse))
+        if builtin:
+            self.call_builtins[(name, inverse)] = (builtin, native)
 
     def conforms(self, name: str, signature, inverse: bool = False) -> bool:
         """Whether arguments of `signature` (signature_of) are known to bind to
@@ -147,11 +151,11 @@ class LlvmFunctions(CompiledFunctions):
 
     def native_call(self, entries: list, call):
         """The builtin of a derivative's call (Note [Gradient calls without Python],
-        backends/llvm/gradient_entry.py), None, or False while the code is still the
+        backends/llvm/call_builtins.py), None, or False while the code is still the
         quick first tier (Note [A quick first call])."""
         if not all(native.settled_now() for native, _ in entries):
             return False
-        return gradient_entry(entries, call, self.interpreter.max_depth)
+        return call_builtin(entries, call, self.interpreter.max_depth)
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""

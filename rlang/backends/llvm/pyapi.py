@@ -1,7 +1,7 @@
-"""Builtin functions generated in LLVM IR over CPython's C API (and NumPy's), shared by
-the scalar calls (scalar_entry.py) and the gradient calls (gradient_entry.py).
+"""Builtin functions generated in LLVM IR over CPython's C API (call_builtins.py
+writes the calls' builtins with it).
 
-    builder = BuiltinBuilder("rev_scalar_call", api_names)
+    builder = BuiltinBuilder("rev_call")
     ... b = builder.b; builder.call("PyFloat_FromDouble", [x]) ...
     builtin = builder.finish(name, kept)     # a `builtin_function_or_method`
 

@@ -1,5 +1,5 @@
 """Gradient calls as builtins (Note [Gradient calls without Python],
-rlang/backends/llvm/gradient_entry.py): once a gradient's short route has made a
+rlang/backends/llvm/call_builtins.py): once a gradient's short route has made a
 call on final code, its later calls with arguments of the same kinds go through a
 builtin generated over CPython's and NumPy's C APIs.  Its gradients are the route's
 to the last bit and the interpreter's within the usual tolerance; the caller's

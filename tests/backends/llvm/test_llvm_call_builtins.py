@@ -1,6 +1,6 @@
-"""Calls of functions of f64 and i64 scalars as builtins (Note [Scalar calls without
-ctypes], rlang/backends/llvm/scalar_entry.py): from a function's second call, its
-calls on Python floats and ints go through a builtin function generated over
+"""Calls of functions as builtins (Note [Calls without ctypes],
+rlang/backends/llvm/call_builtins.py): from a function's second call, its calls on
+Python floats, ints and NumPy arrays go through a builtin function generated over
 CPython's C API.  They give the interpreter's values and the general call's errors,
 every argument the general call converts or refuses still goes there, and code that
 prints, recurses or runs loops on threads gets no builtin."""
@@ -84,7 +84,7 @@ def _warm(module, name: str, args: tuple, inverse: bool = False):
     f = ~f if inverse else f
     f(*args)
     f(*args)
-    return module.compiled.scalar_calls.get((name, inverse))
+    return module.compiled.call_builtins.get((name, inverse))
 
 
 def _same(got: tuple, expected: tuple) -> None:
@@ -97,7 +97,7 @@ def _same(got: tuple, expected: tuple) -> None:
 
 def test_the_second_call_makes_a_builtin_that_gives_the_interpreters_values(modules):
     llvm, interp = modules
-    assert llvm.compiled.scalar_calls == {}
+    assert llvm.compiled.call_builtins == {}
     assert _warm(llvm, "mix!", VALUES[0]) is not None
     for args in VALUES:
         _same(llvm["mix!"](*args), interp["mix!"](*args))
@@ -148,7 +148,7 @@ def test_an_error_shows_the_frame_variables_of_one_run(modules, capsys):
     general = rlang.load(llvm.unit.file, backend="llvm")      # no builtin made
     with pytest.raises(rlang.RlangError) as expected:
         general["called!"](0.0, 0.0)
-    assert general.compiled.scalar_calls == {}
+    assert general.compiled.call_builtins == {}
     assert first.value.render() == expected.value.render()
 
 
@@ -227,3 +227,113 @@ def test_janus_procedures_get_one_and_keep_their_overflow_error(tmp_path, monkey
         rlang.load(str(path), backend="llvm")["add"](0, 2**62)
     assert got.value.render() == expected.value.render()
     assert "integer overflow" in got.value.message
+
+
+ARRAYS = """
+function scale!(s!: f64, a!: f64[:], b: f64[:, :], k: i64)
+    for i = 0:length(a!)-1
+        a![i] += b[i, 0] * f64(k)
+        s! += a![i]
+    end
+end
+"""
+
+
+@pytest.fixture(params=[True, False], ids=["invcheck", "invcheck-off"])
+def arrays(request, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "arrays.rev"
+    path.write_text(ARRAYS)
+    return (rlang.load(str(path), backend="llvm", invcheck=request.param),
+            rlang.load(str(path), backend="interp", invcheck=request.param))
+
+
+def _array_args(rng, n=4):
+    return [float(rng.normal()), rng.normal(size=n), rng.normal(size=(n, 3)), 3]
+
+
+def test_calls_with_arrays_update_them_in_place_as_the_interpreter(arrays):
+    llvm, interp = arrays
+    rng = np.random.default_rng(1)
+    builtin, _ = _warm(llvm, "scale!", _array_args(rng))
+    for n in (1, 4, 9):
+        args = _array_args(rng, n)
+        theirs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        a = args[1]
+        got = builtin(*args)
+        expected = interp["scale!"](*theirs)
+        assert got[1] is a and got[2] is args[2]
+        assert got[0] == pytest.approx(expected[0], rel=1e-14) and got[3] == 3
+        np.testing.assert_allclose(a, expected[1], rtol=1e-15)
+
+
+def test_arrays_of_other_kinds_go_to_the_general_call(arrays):
+    llvm, interp = arrays
+    rng = np.random.default_rng(2)
+    builtin, _ = _warm(llvm, "scale!", _array_args(rng))
+    s, a, b, k = _array_args(rng)
+    wide = np.zeros((4, 6))
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    for case in ([s, a.astype(np.float32), b, k], [s, a, np.asfortranarray(b), k],
+                 [s, a, wide[:, ::2], k], [s, a[::2], b[:2], k], [s, read_only, b, k],
+                 [s, a, b, np.int64(k)], [s, list(a), b, k]):
+        assert builtin(*case) == ()
+        theirs = [_like(x) for x in case]
+        try:
+            expected = interp["scale!"](*theirs)
+        except rlang.RlangError as error:
+            with pytest.raises(rlang.RlangError) as got:
+                llvm["scale!"](*case)
+            assert got.value.message == error.message
+        else:
+            got = llvm["scale!"](*case)
+            assert got[0] == pytest.approx(expected[0], rel=1e-14)
+
+
+def _like(value):
+    """A copy of an array, read-only where it is; other values as they are."""
+    if not isinstance(value, np.ndarray):
+        return value
+    copy = value.copy()
+    copy.flags.writeable = value.flags.writeable
+    return copy
+
+
+def test_a_read_only_array_only_read_is_taken(arrays):
+    llvm, interp = arrays
+    rng = np.random.default_rng(3)
+    builtin, _ = _warm(llvm, "scale!", _array_args(rng))
+    s, a, b, k = _array_args(rng)
+    b.flags.writeable = False
+    expected = interp["scale!"](s, a.copy(), b, k)
+    got = builtin(s, a, b, k)
+    assert got[0] == pytest.approx(expected[0], rel=1e-14)
+
+
+def test_overlapping_arrays_follow_the_general_rule(arrays):
+    llvm, interp = arrays
+    builtin, _ = _warm(llvm, "scale!", _array_args(np.random.default_rng(4)))
+    memory = np.arange(12.0)
+    a, b = memory[:4], memory.reshape(4, 3)     # a is b's first row and more
+    if llvm.compiled.invcheck:
+        assert builtin(0.0, a, b, 2) == ()
+        with pytest.raises(rlang.RlangError) as got:
+            llvm["scale!"](0.0, a, b, 2)
+        with pytest.raises(rlang.RlangError) as expected:
+            interp["scale!"](0.0, a, b, 2)
+        assert got.value.message == expected.value.message
+    apart = np.arange(4.0), np.arange(12.0).reshape(4, 3)
+    assert builtin(0.0, *apart, 2)
+
+
+def test_array_calls_keep_no_reference_they_do_not_own(arrays):
+    llvm, _ = arrays
+    args = _array_args(np.random.default_rng(5))
+    args[3] = int("100003")             # (not one of CPython's shared small ints)
+    _warm(llvm, "scale!", args)
+    before = [sys.getrefcount(a) for a in args]
+    for _ in range(500):
+        result = llvm["scale!"](*args)
+    del result
+    assert [sys.getrefcount(a) for a in args] == before

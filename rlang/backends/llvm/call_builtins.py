@@ -1,10 +1,45 @@
-"""Derivative calls as Python builtins: `gradient_entry(entries, call, max_depth)` is
-a builtin function that makes a derivative's whole call as `call` (a NativeCall,
-rlang/ad/native_calls.py) describes it: the arguments checked, the zero gradients
-made and seeded, the arrays copied, the entry points run in turn (a forward run and
-a gradient pass, or their tangent runs for `rlang.hvp`), the caller's arrays put
-back, the results' tuple; or gives back () where the caller must make the call; None
-where no such builtin can be made (Note [Gradient calls without Python]).
+"""Calls as Python builtins: `call_builtin(entries, call, max_depth)` is a builtin
+function that makes a whole call as `call` (a NativeCall, rlang/ad/native_calls.py)
+describes it: the arguments checked, the values it needs made (zero gradients
+seeded, copies), the entry points run in turn (a function's; a forward run and a
+gradient pass; their tangent runs for `rlang.hvp`), the caller's arrays put back,
+the results' tuple; or gives back () where the caller must make the call; None
+where no such builtin can be made (Note [Calls without ctypes], Note [Gradient
+calls without Python]).
+
+Note [Calls without ctypes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+`square!(y!, x)` (`y! += x * x`, GradBench's hello) took 5–8 µs a call, PyTorch's
+`x * x` 1.7 µs: the native work is a nanosecond, the rest was Python around one
+ctypes call (the module's `call`, the signature, `pack`, ctypes' own argument
+conversion, `unpack`).  From the second call of a function with arguments of some
+kinds (`LlvmFunctions.call`), its calls go through a builtin function
+(METH_FASTCALL) generated in LLVM IR over CPython's C API: it reads the argument
+objects, fills the entry point's holders on its stack, releases the GIL around the
+entry point as ctypes does, and builds the tuple of new values (floats and ints
+made, arrays the same objects, updated in place).  It decides nothing the general
+call would decide differently:
+
+- each argument must be exactly a `float` (f64), an `int` in i64's range (i64) or
+  an `np.ndarray` of the canonical dtype, rank and last-axis stride kind of the
+  signature the builtin was made for (a written one writable and, with the
+  reversibility checks on, apart from the others' memory), so every argument the
+  general call would convert, refuse or range-check goes there;
+- any other count of arguments, a failed check in the code (a status other than 0)
+  or a failed allocation of a result gives back the empty tuple, and the caller
+  makes the general call from the start: the code has no `print` and its failed
+  checks leave nothing changed that the second run would see differently (the
+  run is the only one anybody sees: its error is the general call's, with its
+  frame variables, once the first run's are dropped);
+- modules whose code prints, recurses deeply (the big-stack thread) or runs
+  `@parallel for` loops (their Python hook) are not given one, nor is code that is
+  still the quick first tier (Note [A quick first call]).
+
+The C structures read are CPython's object header (`ob_type` at 8 bytes), a float's
+value (at 16) and a tuple's items (from 24), as CPython 3.8–3.13 lay them out, and
+NumPy's array object (`marshal.array_header()` and its `descr`); `pyapi.layout_known()`
+and `_descr_offset()` read them from live objects first, and where they differ (a
+free-threaded or debug build) no builtin is made.
 
 Note [Gradient calls without Python]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -43,7 +78,7 @@ NumPy's C API is reached through its `_ARRAY_API` table, whose slots are NumPy's
 stable ABI (an extension built against NumPy 1.x runs on 2.x); the table is checked
 to hold `PyArray_Type` in its slot first.  Where it is not found, or the array
 objects are not laid out as `marshal.array_header()` reads them, or the code
-prints, recurses deeply or runs `@parallel for` loops (as for scalar calls), no
+prints, recurses deeply or runs `@parallel for` loops (as for function calls), no
 builtin is made.  On the embedding (invcheck off) a call now takes 2.9 µs, less
 than the pass alone took through ctypes (3.1 µs).  `rlang.hvp` has the same: its
 forward tangent run and the tangent run of the gradient pass, on copies of the
@@ -114,7 +149,7 @@ def _descr_offset() -> int | None:
     return None
 
 
-def gradient_entry(entries: list, call, max_depth: int):
+def call_builtin(entries: list, call, max_depth: int):
     """The builtin making `call` (a NativeCall) with `entries` ((NativeModule,
     symbol) per run of `call.runs`), or None where it cannot have one (see the
     Note)."""
@@ -515,14 +550,18 @@ class _Writer:
             if item is None:
                 builder.call("Py_IncRef", [none])
                 value = none
-            elif item[0] in ("float", "read"):
-                word = self._word(self.holders, item[1]) if item[0] == "float" else \
-                    self._word(self.read_values, item[1])
-                value = builder.call("PyFloat_FromDouble",
-                                     [b.load(b.bitcast(word, F64.as_pointer()))])
+            elif item[0] in ("float", "read", "int"):
+                word = self._word(self.read_values if item[0] == "read" else self.holders,
+                                  item[1])
+                value = builder.call("PyLong_FromLongLong", [b.load(word)]) \
+                    if item[0] == "int" else \
+                    builder.call("PyFloat_FromDouble", [b.load(b.bitcast(word, F64.as_pointer()))])
                 with b.if_then(b.icmp_unsigned("==", value, builder.null), likely=False):
                     builder.call("Py_DecRef", [result])
                     fail()
+            elif item[0] == "input":
+                value = self.items[item[1]]
+                builder.call("Py_IncRef", [value])
             elif item[0] == "array":
                 owned = self._owned(self.owned_at[("holder", item[1])])
                 value = b.load(owned)
