@@ -34,3 +34,13 @@ def assert_same_error(got, expected) -> None:
     assert got.span == expected.span
     assert [(f.function, f.call_site, f.backward) for f in got.frames] == \
         [(f.function, f.call_site, f.backward) for f in expected.frames]
+
+
+def llvm_and_interpreter(source: str, path, invcheck: bool = True) -> tuple:
+    """(the llvm module, the interpreter's) of `source` written to the file `path`
+    (a file, so that the disk caches serve it as a user's program)."""
+    import rlang
+
+    path.write_text(source)
+    return (rlang.load(str(path), backend="llvm", invcheck=invcheck),
+            rlang.load(str(path), backend="interp", invcheck=invcheck))

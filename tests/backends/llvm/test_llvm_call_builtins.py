@@ -15,7 +15,7 @@ import pytest
 
 import rlang
 
-from gradient_agreement import assert_same_error
+from gradient_agreement import assert_same_error, llvm_and_interpreter
 
 SOURCE = """
 function mix!(y!: f64, n!: i64, x: f64, k: i64)
@@ -242,10 +242,7 @@ end
 @pytest.fixture(params=[True, False], ids=["invcheck", "invcheck-off"])
 def arrays(request, tmp_path, monkeypatch):
     monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / "arrays.rev"
-    path.write_text(ARRAYS)
-    return (rlang.load(str(path), backend="llvm", invcheck=request.param),
-            rlang.load(str(path), backend="interp", invcheck=request.param))
+    return llvm_and_interpreter(ARRAYS, tmp_path / "arrays.rev", request.param)
 
 
 def _array_args(rng, n=4):

@@ -17,7 +17,8 @@ import pytest
 import rlang
 from rlang.ad.gradient_route import route_of
 
-from gradient_agreement import assert_same_error, assert_same_gradients
+from gradient_agreement import assert_same_error, assert_same_gradients, \
+    llvm_and_interpreter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "property"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,10 +62,7 @@ end
 @pytest.fixture(params=[True, False], ids=["invcheck", "invcheck-off"])
 def modules(request, tmp_path, monkeypatch):
     monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / "gradients.rev"
-    path.write_text(SOURCE)
-    return (rlang.load(str(path), backend="llvm", invcheck=request.param),
-            rlang.load(str(path), backend="interp", invcheck=request.param))
+    return llvm_and_interpreter(SOURCE, tmp_path / "gradients.rev", request.param)
 
 
 def _copied(args):
