@@ -284,6 +284,10 @@ class _Writer:
         return self.builder.call_address(f"rev_numpy_{name}", self.numpy[name],
                                          _NUMPY[name][1], args)
 
+    def _copy(self, item):
+        """A new C-ordered copy of the array `item` (`.copy()`), or NULL."""
+        return self._numpy_call("PyArray_NewCopy", [item, ll.Constant(I32, _C_ORDER)])
+
     def _extents(self, item):
         return self.b.bitcast(self.builder.read(item, self.dims_at, PTR), I64.as_pointer())
 
@@ -320,8 +324,7 @@ class _Writer:
         for h, holder in enumerate(call.holders):
             self._fill(h, holder)
         for j in call.saved:
-            saved = self._numpy_call("PyArray_NewCopy", [self.items[j], ll.Constant(I32, _C_ORDER)])
-            self._keep(("saved", j), saved)
+            self._keep(("saved", j), self._copy(self.items[j]))
         for pointers, run in zip(self.pointers, call.runs):
             for k, h in enumerate(run):
                 b.store(b.ptrtoint(self._word(self.holders, h), I64), self._word(pointers, k))
@@ -396,8 +399,7 @@ class _Writer:
         elif source == "input":
             self._store_object(self.items[j], h)
         elif source == "copy":
-            self._made(h, self._numpy_call("PyArray_NewCopy", [self.items[j],
-                                                               ll.Constant(I32, _C_ORDER)]))
+            self._made(h, self._copy(self.items[j]))
         elif source in ("zeros", "seeded"):
             zeros = self._zeros_like(self.items[j], _rank(call, j))
             self._made(h, zeros)
@@ -450,8 +452,7 @@ class _Writer:
                     same = b.icmp_signed("==", self._extent(direction, axis),
                                          self._extent(like, axis))
                     builder.require(same, f"extent{h}_{axis}")
-                b.store(self._numpy_call("PyArray_NewCopy", [direction,
-                                                             ll.Constant(I32, _C_ORDER)]), made)
+                b.store(self._copy(direction), made)
         self._made(h, b.load(made))
 
     def _bounds(self, j: int) -> tuple:
