@@ -67,6 +67,10 @@ LOCALS_HOOK = "rev_locals_hook"       # a failing frame's variables
 #: `int32 (*hook)(plan, ctx, void **outer, first, stride, count, blocks)`: runs a
 #: `@parallel for` in blocks on threads (Note [Parallel loops on threads], rlang/ir/blocks.py).
 PARALLEL_HOOK = "rev_parallel_hook"
+#: `i8* (*hook)(i64 size)` and `void (*hook)(i8* data)`: the process's routines that
+#: keep large ancillas' blocks (Note [Large ancillas kept between calls],
+#: rlang/backends/llvm/kept_blocks.py); null: calloc and free.
+TAKE_HOOK, GIVE_HOOK = "rev_take_hook", "rev_give_hook"
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

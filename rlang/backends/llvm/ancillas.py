@@ -10,7 +10,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .. import abi
 from .expr import counted_loop, loop_hints
-from .kept_blocks import block_functions
+from .kept_block_code import block_functions
 from .types import F64, I1, I64, I8, local_name
 
 

@@ -21,10 +21,8 @@ from ...lower.argument_types import signature_of, type_of_value
 from ...ir.nodes import symbol_of
 from ...ad.native_calls import function_call
 from ..functions import CompiledFunctions
-from .batch import run_batch
 from .jit import compile_module
 from .marshal import ReadOnlyArgument
-from .call_builtins import call_builtin
 
 
 
@@ -155,10 +153,14 @@ class LlvmFunctions(CompiledFunctions):
         quick first tier (Note [A quick first call])."""
         if not all(native.settled_now() for native, _ in entries):
             return False
+        from .call_builtins import call_builtin     # (imports LLVM: not on a first call)
+
         return call_builtin(entries, call, self.interpreter.max_depth)
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""
+        from .batch import run_batch
+
         call = (run_batch, native, symbol, values, batches, n, self.interpreter.max_depth)
         return run_deep(*call) if native.recursive else call[0](*call[1:])
 

@@ -4,7 +4,10 @@
 object for `key` is there, otherwise by calling `build()` (→ `(ir.Module, llvm
 module)`), optimising with the new pass manager at O3 for the host CPU, and storing
 the object code and the site table under the cache directory (`RLANG_CACHE_DIR`,
-default `~/.cache/rlang`).  `key` must cover the source, the argument types and the
+default `~/.cache/rlang`).  Where the system linker is found, the object code is
+linked into a shared library beside it, which later processes open without loading
+LLVM (Note [Code without LLVM], backends/llvm/shared_code.py); elsewhere MCJIT
+loads it.  `key` must cover the source, the argument types and the
 flags (rlang/backends/llvm/backend.py makes it).  With RLANG_QUICK_FIRST_CALL=1 a big
 module's first call runs quickly compiled code while a thread optimises it (Note [A
 quick first call]).
@@ -22,38 +25,50 @@ import hashlib
 import os
 import pickle
 import threading
-
+from pathlib import Path
 
 import llvmlite
-import llvmlite.binding as llvm
 
-from ...disk_cache import cache_dir, package_digest, write_atomically
+from ...disk_cache import cache_dir, package_digest, remembered, write_atomically
 from ...errors import InternalError, RlangError
 from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
-from . import kept_blocks
+from . import kept_blocks, shared_code
 from .blocks import ThreadedLoops
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `disk_cache.package_digest`).
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 _initialised = False
+_INITIALISING = threading.Lock()
 
 
-def _initialise() -> None:
-    global _initialised
+def _llvm():
+    """llvmlite's binding to LLVM, initialised for the host (imported when first
+    needed: Note [Code without LLVM])."""
+    import llvmlite.binding as llvm
+
     if not _initialised:
+        _initialise(llvm)
+    return llvm
+
+
+def _initialise(llvm) -> None:
+    global _initialised
+    with _INITIALISING:
+        if _initialised:
+            return
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        _load_compiler_runtime()
+        _load_compiler_runtime(llvm)
         _initialised = True
 
 
-def _load_compiler_runtime() -> None:
+def _load_compiler_runtime(llvm) -> None:
     """Make the compiler's runtime routines (`__divti3`: 128-bit division, which
     fixed-point `/` uses) resolvable by the JIT, as the linker does for `gcc`.  The
     usual name first: ctypes.util.find_library runs `ldconfig -p` in a subprocess,
@@ -77,7 +92,9 @@ def _load_compiler_runtime() -> None:
 
 
 def target_machine(opt: int = 3, reloc: str = "default"):
-    _initialise()
+    """LLVM's target machine for the host CPU: relocatable for MCJIT (`reloc`
+    "default", the large code model), or position-independent ("pic")."""
+    llvm = _llvm()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                         features=llvm.get_host_cpu_features().flatten(),
@@ -87,7 +104,7 @@ def target_machine(opt: int = 3, reloc: str = "default"):
 
 def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
     """Parse, verify and optimise (O3, new pass manager) LLVM IR text."""
-    _initialise()
+    llvm = _llvm()
     module = llvm.parse_assembly(llvm_ir)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
@@ -131,6 +148,7 @@ def _our_pass_options(ours: bool) -> None:
     no memset from loops: backends/llvm/ancillas.py; sums of a program's values
     vectorised with their additions in program order: Note [An exp LLVM can
     vectorise]), or back to LLVM's defaults."""
+    llvm = _llvm()
     llvm.set_option("rlang", f"-enable-epilogue-vectorization={'false' if ours else 'true'}")
     llvm.set_option("rlang", f"-disable-loop-idiom-memset={'true' if ours else 'false'}")
     llvm.set_option("rlang", f"-force-ordered-reductions={'true' if ours else 'false'}")
@@ -138,13 +156,14 @@ def _our_pass_options(ours: bool) -> None:
 
 def compile_module(key: str, build) -> "NativeModule":
     digest = hashlib.sha256(f"{CODE_VERSION}|{package_digest()}|{llvmlite.__version__}|"
-                            f"{llvm.get_host_cpu_name()}|{array_header()}|{key}".encode()).hexdigest()[:32]
+                            f"{host_cpu()}|{array_header()}|{key}".encode()).hexdigest()[:32]
     path = cache_dir() / f"{digest}.rlo"
     if path.exists():
         try:
             with open(path, "rb") as f:
-                entry, symbols, sites, obj, recursive, loops, writes = pickle.load(f)
-            return NativeModule(entry, symbols, sites, obj, recursive, loops, writes)
+                entry, symbols, sites, obj, shared, recursive, loops, writes = pickle.load(f)
+            code = ObjectCode(obj, path.with_suffix(".so") if shared else None)
+            return NativeModule(entry, symbols, sites, code, recursive, loops, writes)
         except Exception:       # a damaged cache entry is rebuilt
             pass
     module, llvm_module = build()
@@ -159,28 +178,123 @@ def compile_module(key: str, build) -> "NativeModule":
     writes = getattr(llvm_module, "entry_writes", None)     # backends/llvm/emit.py
     described = (module.entry, symbols, list(module.sites))
 
-    def optimised() -> bytes:
+    def optimised() -> ObjectCode:
         """The optimised object code, also kept in the disk cache."""
-        obj = optimised_object(text)
+        code = optimised_object(text, path.with_suffix(".so"))
         entry, symbols, sites = described
         try:
-            write_atomically(path, pickle.dumps((entry, symbols, sites, obj, recursive,
+            write_atomically(path, pickle.dumps((entry, symbols, sites, code.data,
+                                                 code.library is not None, recursive,
                                                  loops, writes)))
         except OSError:         # an unwritable cache only costs the next compile
             pass
-        return obj
+        return code
 
     if not quick_first_call(text, recursive):
         return NativeModule(*described, optimised(), recursive, loops, writes)
-    native = NativeModule(*described, quick_object(text), recursive, loops, writes)
+    native = NativeModule(*described, ObjectCode(quick_object(text)), recursive, loops,
+                          writes)
     native.optimise_later(optimised)
     return native
 
 
-def optimised_object(llvm_ir: str) -> bytes:
-    """LLVM IR text compiled to object code at O3 for the host CPU."""
-    machine = target_machine()
-    return machine.emit_object(optimise(llvm_ir, machine))
+class ObjectCode:
+    """A module's object code: relocatable for MCJIT (`library` None), or
+    position-independent and linked into the shared library `library` (Note [Code
+    without LLVM])."""
+
+    def __init__(self, data: bytes, library: Path | None = None):
+        self.data, self.library = data, library
+
+
+def optimised_object(llvm_ir: str, library: Path | None = None) -> ObjectCode:
+    """LLVM IR text compiled to object code at O3 for the host CPU, linked into the
+    shared library `library` where that can be done, else for MCJIT."""
+    if library is None or shared_code.linker() is None or not _writable(library.parent):
+        machine = target_machine()
+        return ObjectCode(machine.emit_object(optimise(llvm_ir, machine)))
+    machine = target_machine(reloc="pic")
+    obj = machine.emit_object(optimise(llvm_ir, machine))
+    if shared_code.link(obj, library):
+        return ObjectCode(obj, library)
+    return optimised_object(llvm_ir)        # (where linking failed: rare)
+
+
+def _writable(directory: Path) -> bool:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK)
+
+
+def load_code(code: ObjectCode):
+    """Where `code`'s symbols are (`get_function_address`,
+    `get_global_value_address`): its shared library opened (linked again from the
+    object code where the file is gone), or an MCJIT engine it was loaded into;
+    OSError where the library cannot be opened."""
+    if code.library is None:
+        llvm = _llvm()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code.data))
+        engine.finalize_object()
+        return engine
+    if not code.library.exists() and not shared_code.link(code.data, code.library):
+        raise OSError(f"cannot link {code.library}")
+    return shared_code.SharedCode.open(code.library)
+
+
+def process_code(name: str, make_ir):
+    """Code the whole process shares (kept blocks' routines): the LLVM IR text
+    `make_ir()` gives, compiled once (without optimising it) and kept in the disk
+    cache as a shared library where modules are linked, else as object code that
+    MCJIT loads."""
+    key = f"{name}|{CODE_VERSION}|{llvmlite.__version__}|{host_cpu()}"
+    code = shared_code.cached(key, lambda: _plain_object(make_ir(), target_machine(reloc="pic")))
+    if code is None:
+        code = load_code(ObjectCode(remembered(
+            key, lambda: _plain_object(make_ir(), target_machine()))))
+    return code
+
+
+def _plain_object(llvm_ir: str, machine) -> bytes:
+    """LLVM IR text compiled to object code as it is (no passes)."""
+    module = _llvm().parse_assembly(llvm_ir)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    return machine.emit_object(module)
+
+
+def host_cpu() -> str:
+    """The host CPU, as the disk cache's keys tell machines apart: on Linux,
+    /proc/cpuinfo's model and feature lines of the first processor (read without
+    loading LLVM: Note [Code without LLVM]), elsewhere LLVM's name of it."""
+    if not _HOST:
+        _HOST.append(_cpuinfo() or _llvm().get_host_cpu_name())
+    return _HOST[0]
+
+
+_HOST: list = []
+#: /proc/cpuinfo's lines that name a processor's model and features (x86, ARM,
+#: POWER, RISC-V)
+_CPU_LINES = frozenset({"vendor_id", "cpu family", "model", "model name", "stepping",
+                        "flags", "CPU implementer", "CPU architecture", "CPU variant",
+                        "CPU part", "CPU revision", "Features", "cpu", "isa", "uarch"})
+
+
+def _cpuinfo() -> str | None:
+    """A digest of the first processor's model and feature lines, or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read().split("\n\n", 1)[0]
+    except OSError:
+        return None
+    lines = sorted(line for line in text.splitlines()
+                   if line.split(":", 1)[0].strip() in _CPU_LINES)
+    if not lines:
+        return None
+    return "cpuinfo:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
 # Note [A quick first call]
@@ -231,7 +345,7 @@ def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
 def quick_object(llvm_ir: str) -> bytes:
     """LLVM IR text compiled to object code with few passes and the O0 code
     generator (Note [A quick first call])."""
-    _initialise()
+    llvm = _llvm()
     machine = target_machine(opt=0)
     module = llvm.parse_assembly(llvm_ir)
     module.triple = machine.triple
@@ -250,7 +364,7 @@ class _Optimising:
     """A module being compiled at O3 on a thread of its own."""
 
     def __init__(self, work):
-        self.obj: bytes | None = None      # (None where compiling failed: the quick
+        self.obj: ObjectCode | None = None     # (None where compiling failed: the quick
         #                                      code, which is correct, then stays)
         self.thread = threading.Thread(target=self._run, args=(work,), daemon=True,
                                        name="rlang-optimise")
@@ -270,7 +384,7 @@ class _Optimising:
     def ready(self) -> bool:
         return not self.thread.is_alive()
 
-    def wait(self) -> bytes | None:
+    def wait(self) -> "ObjectCode | None":
         """The optimised object code, or None where compiling it failed."""
         self.thread.join()
         return self.obj
@@ -311,22 +425,20 @@ class FrameReports:
 
 
 class LoadedCode:
-    """One object file of a module loaded into its own MCJIT engine, with its hooks
-    pointed at `native`'s routines, and the entry points looked up in it."""
+    """One module's object code loaded (`load_code`: its shared library opened, or
+    MCJIT), with its hooks pointed at `native`'s routines, and the entry points
+    looked up in it."""
 
-    def __init__(self, native: "NativeModule", obj: bytes, loops: list):
-        machine = target_machine()
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        self.engine.finalize_object()
+    def __init__(self, native: "NativeModule", code: ObjectCode, loops: list):
+        self.engine = load_code(code)
         self.functions: dict = {}
         self.entries: dict = {}         # symbol → (ctypes function, EntryLayout)
         self.batch_entries: dict = {}   # the same for batches (backends/llvm/batch.py)
         self.hooks = []                 # the ctypes callbacks, kept alive with the code
         self.install_hook(PRINT_HOOK, native.print_hook)
         self.install_hook(LOCALS_HOOK, native.locals_hook)
-        kept_blocks.install(self.engine, target_machine)    # Note [Large ancillas kept
-        #                                                     between calls]
+        kept_blocks.install(self.engine, process_code)  # Note [Large ancillas kept
+        #                                                 between calls]
         self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
         self.loops = ThreadedLoops(native, loops, self.engine)  # Note [Parallel loops on
         self.loops.install()                                    # threads]
@@ -357,9 +469,8 @@ class NativeModule:
     """A module's object code, loaded (`LoadedCode`); where it was compiled quickly,
     its optimised code replaces it after the first call (Note [A quick first call])."""
 
-    def __init__(self, entry: str, symbols: dict, sites: list, obj: bytes,
+    def __init__(self, entry: str, symbols: dict, sites: list, code: ObjectCode,
                  recursive: bool, loops: list = (), entry_writes: frozenset | None = None):
-        _initialise()
         self.entry, self.symbols, self.sites = entry, symbols, sites
         # the positions of the array parameters the entry function may write, after
         # the IR passes (None: not known; Note [Restoration nobody reads], ir/prune.py)
@@ -368,7 +479,7 @@ class NativeModule:
         self.threaded_loops = list(loops)
         self.out = None                 # where @safe print writes (None: stdout)
         self._reports = threading.local()   # .frames: the failing call's frame variables
-        self._code = LoadedCode(self, obj, self.threaded_loops)
+        self._code = LoadedCode(self, code, self.threaded_loops)
         self._optimising: _Optimising | None = None
         self._called = False            # (a call ran the quick code)
         self._replaced: list = []       # quick code, kept while its callers may run it
@@ -385,10 +496,10 @@ class NativeModule:
             with self._settle_lock:
                 job = self._optimising
                 if job is not None:
-                    obj = job.wait()
-                    if obj is not None:     # (else the quick code stays: it is correct)
+                    code = job.wait()
+                    if code is not None:    # (else the quick code stays: it is correct)
                         self._replaced.append(self._code)
-                        self._code = LoadedCode(self, obj, self.threaded_loops)
+                        self._code = LoadedCode(self, code, self.threaded_loops)
                     self._optimising = None
         return self._code
 

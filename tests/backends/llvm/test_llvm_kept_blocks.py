@@ -12,6 +12,7 @@ import pytest
 
 import rlang
 from rlang.backends.llvm import kept_blocks
+from rlang.backends.llvm.kept_block_code import KEEP_BUDGET, KEEP_FROM
 from rlang.errors import RlangError
 
 # n ≥ 2^17 doubles is a block of at least KEEP_FROM bytes; logistic! (an ancilla-array
@@ -41,7 +42,7 @@ end
 
 """
 
-BIG = kept_blocks.KEEP_FROM // 8 + 1000
+BIG = KEEP_FROM // 8 + 1000
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +77,13 @@ def test_a_block_freed_dirty_is_zeroed_for_the_next_taker(module):
 
 def test_small_ancillas_are_not_kept(module):
     assert module.zeros_seen_(0, 1000, False)[0] == 1000
-    assert module.zeros_seen_(0, kept_blocks.KEEP_FROM // 8 - 10, False)[0] == \
-        kept_blocks.KEEP_FROM // 8 - 10
+    assert module.zeros_seen_(0, KEEP_FROM // 8 - 10, False)[0] == \
+        KEEP_FROM // 8 - 10
     assert kept_blocks.kept_bytes() == 0
 
 
 def test_the_budget_bounds_what_is_kept(module):
-    over = kept_blocks.KEEP_BUDGET // 8 + 1
+    over = KEEP_BUDGET // 8 + 1
     assert module.zeros_seen_(0, over, False)[0] == over
     assert kept_blocks.kept_bytes() == 0
 
@@ -103,7 +104,7 @@ def test_threads_share_the_table(module):
     for thread in threads:
         thread.join()
     assert not failures
-    assert 0 < kept_blocks.kept_bytes() <= kept_blocks.KEEP_BUDGET
+    assert 0 < kept_blocks.kept_bytes() <= KEEP_BUDGET
 
 
 def test_gradients_through_kept_blocks_agree_with_the_interpreter(module):

@@ -77,9 +77,9 @@ def test_a_gradient_s_first_call_is_quick_and_its_second_optimised(quick_always,
     first_done = threading.Event()      # the O3 compile waits for the first call
     optimised = jit.optimised_object
 
-    def held(text):
+    def held(*args):
         first_done.wait(300)
-        return optimised(text)
+        return optimised(*args)
 
     monkeypatch.setattr(jit, "optimised_object", held)
     m = rlang.load(ROOT / "examples" / "petersen.rev", backend="llvm")
