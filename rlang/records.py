@@ -16,7 +16,11 @@ included (issue #26 asks for such a first gradient in under 30 ms), and a call f
 the cache builds no node at all.  So here nothing is compiled when a class is
 defined:
 
-- `dataclass` is asked only for its bookkeeping (the fields, `__match_args__`);
+- the bookkeeping `dataclass` does (the fields, as `dataclasses.fields` and
+  `replace` read them, and `__match_args__`) is done here for the plain fields
+  records have (`_fields_of`), at a fifth of `dataclass`'s cost, which had still
+  been 4-5 ms of importing `rlang.ir.nodes`; a class with a `ClassVar`, an `InitVar`
+  or `KW_ONLY` annotation is handed to `dataclass` for it;
 - `__eq__`, `__hash__` and `__repr__` are shared by every record class and read a
   class's fields through `operator.attrgetter` (C code, as fast as the generated
   comparisons);
@@ -29,7 +33,8 @@ defined:
 """
 from __future__ import annotations
 
-from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
+import dataclasses
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field, fields
 from operator import attrgetter
 
 __all__ = ["record"]
@@ -57,7 +62,8 @@ def record(cls):
     """`cls` as a frozen dataclass (see the module docstring)."""
     if cls.__doc__ is None:                 # (dataclass would ask inspect.signature)
         cls.__doc__ = ""
-    cls = dataclass(cls, init=False, repr=False, eq=False)
+    if not _fields_of(cls):
+        cls = dataclass(cls, init=False, repr=False, eq=False)
     every = fields(cls)
     defaulted = False
     for f in every:
@@ -78,6 +84,55 @@ def record(cls):
     if not cls.__doc__:
         cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in every)})"
     return cls
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    """(Its parameters are every record's `__dataclass_params__`.)"""
+
+
+#: Words of annotations whose fields `_fields_of` leaves to `dataclass`.
+_SPECIAL = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+def _fields_of(cls) -> bool:
+    """Give `cls` the fields `dataclass` would (`__dataclass_fields__`: its bases'
+    then its own annotated names, each a `Field`, its class attribute the default),
+    `__match_args__`, and a frozen dataclass's parameters; False, having changed nothing, where an annotation is not
+    a plain one (a `ClassVar`, `InitVar` or `KW_ONLY`, or not a string or a class)."""
+    own = cls.__dict__.get("__annotations__", {})
+    if any(not isinstance(a, (str, type)) or (isinstance(a, str) and
+                                                any(w in a for w in _SPECIAL))
+           for a in own.values()):
+        return False
+    for name, value in cls.__dict__.items():
+        if isinstance(value, Field) and name not in own:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    found: dict = {}
+    for base in reversed(cls.__mro__[1:]):
+        found.update(base.__dict__.get("__dataclass_fields__", {}))
+    for name, annotation in own.items():
+        default = cls.__dict__.get(name, MISSING)
+        made = default if isinstance(default, Field) else field(default=default)
+        if made.default is not MISSING and made.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(made.default)} for field {name} is "
+                             "not allowed: use default_factory")
+        made.name, made.type = name, annotation
+        made._field_type = dataclasses._FIELD
+        if made.kw_only is MISSING:
+            made.kw_only = False
+        if isinstance(default, Field):
+            if made.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, made.default)
+        found[name] = made
+    cls.__dataclass_fields__ = found
+    cls.__dataclass_params__ = _Frozen.__dataclass_params__
+    if "__match_args__" not in cls.__dict__:
+        cls.__match_args__ = tuple(f.name for f in found.values()
+                                   if f.init and not f.kw_only)
+    return True
 
 
 def _values(names: list):

@@ -35,7 +35,8 @@ import numpy as np
 
 import rlang
 from rlang.ad.adjoint_ir import AdjointFunction
-from rlang.ad.lanes import lane_arguments, laned_symbol
+from rlang.ad.lanes import lane_arguments
+from rlang.ad.symbols import laned_symbol
 from rlang.ir.nodes import symbol_of
 from rlang.lower.statements import type_of_value
 

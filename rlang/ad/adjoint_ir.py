@@ -44,6 +44,7 @@ from .ir_numbers import IRNumber
 from .nested_ir import hvp_body
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import as_f64, is_one, partials
+from .symbols import GRAD
 
 
 def adjoint_module(module: ir.Module) -> ir.Module:
@@ -65,7 +66,7 @@ def scaled(seed, partial, guarded: bool = True):
 
 
 class AdjointFunction(ShadowFunction):
-    kind = "grad"
+    kind = GRAD
 
     def accumulates(self, k: int) -> bool:
         return k not in self.fn.written      # a read-only view's gradient is added to

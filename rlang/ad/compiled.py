@@ -25,12 +25,8 @@ from ..lower.argument_types import signature_of, type_of_value
 from ..ir.nodes import symbol_of
 from ..numbers import ULog, ULogArray
 from ..values import Stack, is_device_array, read_element
-from .adjoint_ir import AdjointFunction
-from .derivatives import lane_count
-from .lanes import laned_symbol
 from .loss import loss_location, resolve_loss
-from .shadow import shadow_type
-from .tangent_ir import TangentFunction
+from .symbols import GRAD, TAN, derived_symbol, lane_count, laned_symbol, shadow_type
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
@@ -215,7 +211,7 @@ class GradientPlan:
         outputs = host
         self.types = tuple(type_of_value(v) for v in outputs)
         self.native = functions.native(name, self.types, inverse, derivative=derivative)
-        self.symbol = AdjointFunction.symbol(symbol_of(name, self.types, not inverse))
+        self.symbol = derived_symbol(GRAD, symbol_of(name, self.types, not inverse))
         if lane_count(derivative):          # a pass with lanes (Note [Gradient lanes])
             self.symbol = laned_symbol(self.symbol, lane_count(derivative))
         # plain: every gradient is a float or complex scalar or a NumPy array (no
@@ -451,12 +447,12 @@ class _ForwardOverReverse:
         self.values = values = functions.bind(name, args)
         self.types = types = tuple(type_of_value(v) for v in values)
         self.forward = functions.native(name, types, inverse, derivative="tan")
-        self.forward_symbol = TangentFunction.symbol(symbol_of(name, types, inverse))
+        self.forward_symbol = derived_symbol(TAN, symbol_of(name, types, inverse))
         self.backward = self.backward_symbol = None
         if backward:
             self.backward = functions.native(name, types, inverse, derivative="tan_grad")
-            self.backward_symbol = TangentFunction.symbol(AdjointFunction.symbol(
-                symbol_of(name, types, not inverse)))
+            self.backward_symbol = derived_symbol(TAN, derived_symbol(
+                GRAD, symbol_of(name, types, not inverse)))
         self.kinds = _zero_kinds(types, values)
         if key and all(v is a for v, a in zip(values, args)):
             functions.plans[key] = (self.view, types, self.forward, self.forward_symbol,

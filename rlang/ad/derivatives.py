@@ -31,10 +31,9 @@ from .lanes import laned
 from .nested_ir import expansion
 from ..errors import RlangTypeError
 from .shadow import derive_module
+from .symbols import DERIVATIVES, split_lanes
 from .tangent_ir import TangentFunction
 
-#: The derivatives a backend can be asked for (`native(…, derivative=…)`).
-DERIVATIVES = ("grad", "tan", "tan_grad")
 
 
 def derivative_ir(lowered: Callable[[bool], ir.Module],
@@ -82,21 +81,6 @@ def restoration_unread(module: ir.Module, shared: frozenset) -> ir.Module:
     functions = dict(module.functions)
     functions[module.entry] = replace(entry, final_unread=unread)
     return replace(module, functions=functions)
-
-
-def split_lanes(derivative: str) -> tuple:
-    """(the derivative without lanes, W) of "grad<W>", "tan<W>" or "tan_grad<W>"
-    (W ≥ 2); (derivative, 0) for any other."""
-    base = derivative.rstrip("0123456789")
-    count = derivative[len(base):]
-    if base in DERIVATIVES and count and int(count) >= 2:
-        return base, int(count)
-    return derivative, 0
-
-
-def lane_count(derivative: str) -> int:
-    """W of a laned derivative (0 for one without lanes)."""
-    return split_lanes(derivative)[1]
 
 
 def recording(transform, found: set, of: set | None = None, found_of: set | None = None,

@@ -39,9 +39,9 @@ from ..frontend import ast
 from ..lower.argument_types import type_of_value
 from ..ir.nodes import symbol_of
 from .adjoint_ir import AdjointFunction
-from .lanes import NotLaned, laned_symbol
+from .lanes import NotLaned
 from .loss import loss_location, resolve_loss
-from .shadow import shadow_type
+from .symbols import laned_symbol, shadow_type
 from .tangent_ir import TangentFunction
 
 #: Directions per pass (Hessian columns computed together).

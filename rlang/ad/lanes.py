@@ -35,16 +35,13 @@ from dataclasses import fields, is_dataclass, replace
 from ..ir import nodes as ir
 from ..types_rules import BackendUnsupported
 from ..ir.guards import flattened_seed_branch
+from .symbols import laned_symbol
 from ..ir.walk import defined_vars, expr_vars, nested_bodies, stmt_exprs, stmt_places, walk
 
 
 class NotLaned(BackendUnsupported):
     """The pass computes a value from a gradient: it cannot carry lanes.  (A
     backend refusal: the backend keeps it and does not derive the pass again.)"""
-
-
-def laned_symbol(symbol: str, lanes: int) -> str:
-    return f"{symbol}__x{lanes}"
 
 
 def lane_arguments(gradients: list) -> list:

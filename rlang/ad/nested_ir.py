@@ -33,14 +33,11 @@ from __future__ import annotations
 from ..errors import RlangTypeError
 from ..ir import nodes as ir
 from .symbolic import FLOATS
+from .symbols import GRAD, TAN, derived_symbol
 
 
 def _float_positions(fn: ir.Function, count: int) -> list:
     return [k for k in range(count) if fn.params[k].type in FLOATS]
-
-
-def _grad_symbol(symbol: str, kind: str = "grad") -> str:
-    return f"rev_{kind}_{symbol[len('rev_'):]}"
 
 
 def expansion(fn: ir.Function) -> list:
@@ -56,7 +53,7 @@ def expansion(fn: ir.Function) -> list:
         grads = {k: ir.Var(f"{fn.params[k].name}·g", "f64") for k in floats}
         out += [ir.Alloc(grads[k], ir.Const(1.0 if k == 0 else 0.0, "f64")) for k in floats]
         out.append(ir.Call(d.forward, tuple(args), d.site))
-        out.append(ir.Call(_grad_symbol(d.inverse), tuple(args) + tuple(
+        out.append(ir.Call(derived_symbol(GRAD, d.inverse), tuple(args) + tuple(
             ir.VarPlace(grads[k]) for k in floats), d.site))
         out += [ir.Update(t, op, ir.Read(grads[k])) for t, k in zip(targets, d.wrt)]
         out += [ir.Dealloc(grads[k], None, None) for k in reversed(floats)]
@@ -65,7 +62,7 @@ def expansion(fn: ir.Function) -> list:
         tangents = {k: ir.Var(f"{fn.params[k].name}·d{by}", "f64") for k in floats}
         out += [ir.Alloc(tangents[k], ir.Const(1.0 if k == by else 0.0, "f64"))
                 for k in floats]
-        out.append(ir.Call(_grad_symbol(d.forward, "tan"), tuple(args) + tuple(
+        out.append(ir.Call(derived_symbol(TAN, d.forward), tuple(args) + tuple(
             ir.VarPlace(tangents[k]) for k in floats), d.site))
         out.append(ir.Update(target, op, ir.Read(tangents[0])))
         out.append(ir.Call(d.inverse, tuple(args), d.site))
@@ -97,8 +94,8 @@ def hvp_body(transform) -> list:
                 ir.Alloc(grad[k], ir.Const(1.0 if k == 0 else 0.0, "f64")),
                 ir.Alloc(moved[k], ir.Const(0.0, "f64"))]
     places = lambda table: tuple(ir.VarPlace(table[k]) for k in floats)     # noqa: E731
-    out.append(ir.Call(_grad_symbol(d.forward, "tan"), args + places(tangent), d.site))
-    out.append(ir.Call(_grad_symbol(_grad_symbol(d.inverse), "tan"),
+    out.append(ir.Call(derived_symbol(TAN, d.forward), args + places(tangent), d.site))
+    out.append(ir.Call(derived_symbol(TAN, derived_symbol(GRAD, d.inverse)),
                        args + places(grad) + places(tangent) + places(moved), d.site))
     for k in floats:
         gradient = transform.shadow(fn.params[k])

@@ -24,6 +24,7 @@ from dataclasses import replace
 from ..ir import nodes as ir
 from ..primitives import INSTRUCTION_TABLE
 from .symbolic import FLOATS
+from .symbols import derived_symbol, shadow_type
 
 
 def derive_module(module: ir.Module, transform) -> ir.Module:
@@ -40,22 +41,6 @@ def derive_module(module: ir.Module, transform) -> ir.Module:
         function.sites = module.sites
         derived.functions[transform.symbol(fn.symbol)] = function.function()
     return derived
-
-
-def shadow_type(t):
-    """f64 for a scalar with a gradient (float, fixed, ulog), an f64 array (stack) for
-    an array (stack) of them, complex (both parts' gradients) for complex, None
-    otherwise."""
-    if isinstance(t, ir.StackType):
-        elem = shadow_type(t.elem)
-        return None if elem is None else ir.StackType(elem)
-    if isinstance(t, ir.ArrayType):
-        if t.elem == "complex":
-            return t
-        return ir.ArrayType("f64", t.ndim, t.unit_stride) if t.elem in FLOATS else None
-    if t == "complex":          # the gradients of both parts (Note [Complex numbers …])
-        return t
-    return "f64" if t in FLOATS else None
 
 
 def zero(t: str = "f64"):
@@ -91,7 +76,7 @@ class ShadowFunction:
     @classmethod
     def symbol(cls, symbol: str) -> str:
         """The symbol of the derived function (`rev_f__f64` → `rev_grad_f__f64`)."""
-        return "rev_" + cls.kind + "_" + symbol[len("rev_"):]
+        return derived_symbol(cls.kind, symbol)
 
     def function(self) -> ir.Function:
         fn = self.fn

@@ -26,6 +26,7 @@ from .ir_numbers import IR_VOCABULARY, IRDual, IRNumber
 from .nested_ir import expansion, refuse_third
 from .shadow import ShadowFunction, derive_module, place_value, zero
 from .symbolic import FLOATS, as_f64, partials
+from .symbols import TAN
 from ..errors import RlangTypeError
 from ..types_rules import BackendUnsupported
 
@@ -75,7 +76,7 @@ class HessianUnsupported(BackendUnsupported, RlangTypeError):
 
 
 class TangentFunction(ShadowFunction):
-    kind = "tan"
+    kind = TAN
 
     def shadow(self, var: ir.Var):
         """As ShadowFunction.shadow; fixed and complex values carry no tangents, as in

@@ -34,7 +34,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from ..ad.shadow import shadow_type
+from ..ad.symbols import shadow_type
 from ..errors import RlangTypeError
 from .jax_calls import (callback, constant_loss, differentiable, float_spec, float_zeros,
                         host, runner)

@@ -122,7 +122,7 @@ def _storage(t):
 
 def _make_runner(compiled, name: str, types: tuple, inverse: bool, version: tuple):
     from ..ad.adjoint_ir import AdjointFunction
-    from ..ad.shadow import shadow_type
+    from ..ad.symbols import shadow_type
 
     forward = compiled.native(name, types, inverse)
     backward = compiled.native(name, types, inverse, derivative="grad")

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from ..ad.shadow import shadow_type
+from ..ad.symbols import shadow_type
 from .jax_calls import (callback, differentiable, directions, float_dtype, float_spec,
                         float_zeros, host, runner)
 

@@ -19,7 +19,11 @@ read under (spans carry it) and rlang's own code, so the AST is kept, pickled
   directory, an AST nested too deep for pickle) only costs the parse.
 - Pickling recurses as deep as the tree, so it runs on the deep-stack thread
   (rlang/deep.py), as the parser does: in the main thread a deeply nested
-  expression crashed the process.
+  expression crashed the process.  Reading an entry back does not recurse (the
+  unpickler keeps its own stack, and a record's state is set without calls), so
+  a program found in the cache is read in the caller's thread: starting the
+  deep-stack thread for each of GMM's three files cost a few ms of its first
+  gradient.
 """
 from __future__ import annotations
 
@@ -36,15 +40,9 @@ FORMAT = "1"
 
 def parsed(text: str, file: str):
     """The ast.Program of `text` (named `file`), parsed or read from the cache."""
-    return run_deep(_parsed, text, file)    # (pickling recurses as deep as the AST)
-
-
-def _parsed(text: str, file: str):
     if not isinstance(text, str) or file.startswith("<"):  # (the parser's error; text
-        return _parse(text, file)                           # given as a string)
-    digest = hashlib.sha256(f"{FORMAT}|{package_digest()}|{len(file)}|{file}|".encode()
-                            + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    path = cache_dir() / "parsed" / f"{digest}.rpa"
+        return run_deep(_parse, text, file)                 # given as a string)
+    path = cache_dir() / "parsed" / f"{_digest(text, file)}.rpa"
     try:
         program = pickle.loads(path.read_bytes())
     except Exception:       # noqa: BLE001 - absent or damaged: parse
@@ -52,6 +50,16 @@ def _parsed(text: str, file: str):
     if program is not None:
         register_source(file, text)
         return program
+    return run_deep(_parsed_and_kept, text, file, path)  # (pickling recurses as deep
+    #                                                      as the AST)
+
+
+def _digest(text: str, file: str) -> str:
+    return hashlib.sha256(f"{FORMAT}|{package_digest()}|{len(file)}|{file}|".encode()
+                          + text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _parsed_and_kept(text: str, file: str, path):
     program = _parse(text, file)
     try:
         write_atomically(path, pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..frontend import ast
 from . import ops
-from ..frontend.analysis import written_params
+from ..frontend.check_cache import written_of
 from .calls import execute_call
 from .comparisons import check_dealloc
 from ..errors import (Frame, LimitExceeded, ReversibilityError, RlangError, RlangRuntimeError,
@@ -97,8 +97,9 @@ class Interpreter:
     @cached_property
     def written(self) -> dict:
         """function name → the parameter positions it may write (found when first
-        asked: a call from the disk cache may never ask)."""
-        return written_params(self.unit.functions)
+        asked, from the disk cache where the loader made the unit: Note [Checked
+        programs on disk])."""
+        return written_of(self.unit)
 
     def _eval_consts(self) -> dict:
         values = {}

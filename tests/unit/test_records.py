@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from typing import ClassVar
 
 import pytest
 
@@ -138,3 +139,53 @@ def test_a_subclass_that_is_no_record_builds_as_its_base():
 
     marked = Marked("+", 1)
     assert (marked.op, marked.operand) == ("+", 1) and marked != Node("+", 1)
+
+
+def _field_facts(cls) -> list:
+    return [(f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash,
+             f.compare, f.kw_only, dict(f.metadata)) for f in dataclasses.fields(cls)]
+
+
+def test_fields_are_those_dataclass_records():
+    ours, theirs = _both(_node)
+    assert _field_facts(ours) == _field_facts(theirs)
+    assert ours.operand is None and "children" not in ours.__dict__     # (as dataclass
+    assert theirs.operand is None and "children" not in theirs.__dict__  # leaves them)
+
+    def _derived():
+        class Derived(record(_node())):
+            extra: int = 3
+            op: str = "="           # (a base field redefined keeps its place)
+
+        return Derived
+
+    ours, theirs = record(_derived()), dataclasses.dataclass(frozen=True)(_derived())
+    assert _field_facts(ours) == _field_facts(theirs)
+    assert ours.__match_args__ == theirs.__match_args__ == ("op", "operand", "children",
+                                                           "extra")
+    assert ours().op == "=" and ours(extra=4).extra == 4
+
+
+def _counted():
+    class Counted:
+        value: float
+        count: ClassVar[int] = 0
+        _: dataclasses.KW_ONLY
+        step: int = 1
+
+    return Counted
+
+
+def test_special_annotations_and_bad_fields_are_dataclass_s():
+    ours, theirs = _both(_counted)
+    assert _field_facts(ours) == _field_facts(theirs)
+    assert [f.name for f in dataclasses.fields(ours)] == ["value", "step"]
+    assert ours(1.0, step=2).step == 2 and ours.count == 0
+    with pytest.raises(ValueError, match="mutable default"):
+        @record
+        class Mutable:
+            items: list = []
+    with pytest.raises(TypeError, match="no type annotation"):
+        @record
+        class Unannotated:
+            value = dataclasses.field(default=1)

@@ -244,7 +244,8 @@ def _derivative_modules(lowered, derivative: str) -> tuple:
     """(IR module, LLVM module) of `derivative` of the specialisation `lowered(backward)`
     lowers; a gradient pass's primal parameters (and in its tangent, their tangents)
     are not restored for nobody (Note [Restoration nobody reads], rlang/ir/prune.py)."""
-    from ...ad.derivatives import derivative_ir, restoration_unread, split_lanes
+    from ...ad.derivatives import derivative_ir, restoration_unread
+    from ...ad.symbols import split_lanes
     from .emit import emit_module
 
     module, shared = derivative_ir(lowered, derivative)

@@ -35,7 +35,6 @@ from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
 from . import kept_blocks, shared_code
-from .blocks import ThreadedLoops
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
@@ -440,8 +439,12 @@ class LoadedCode:
         kept_blocks.install(self.engine, process_code)  # Note [Large ancillas kept
         #                                                 between calls]
         self.prints = bool(self.engine.get_global_value_address(PRINT_HOOK))
-        self.loops = ThreadedLoops(native, loops, self.engine)  # Note [Parallel loops on
-        self.loops.install()                                    # threads]
+        self.loops = None
+        if loops:           # Note [Parallel loops on threads]
+            from .blocks import ThreadedLoops
+
+            self.loops = ThreadedLoops(native, loops, self.engine)
+            self.loops.install()
 
     def install_hook(self, name: str, function) -> None:
         address = self.engine.get_global_value_address(name)

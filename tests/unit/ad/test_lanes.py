@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import rlang
 from rlang.ad import jacobian_rows
-from rlang.ad.derivatives import derivative_ir, lane_count
+from rlang.ad.derivatives import derivative_ir
+from rlang.ad.symbols import lane_count
 from rlang.ad.lanes import NotLaned, laned
 from rlang.ir import nodes as ir
 from rlang.ir.walk import walk
