@@ -117,6 +117,62 @@ def test_later_calls_reuse_the_plan_with_new_values(modules):
     assert plans, "the groups did not run in one native call"
 
 
+def _quick_plans(module) -> list:
+    return [key for key in module.compiled.plans if key[0] == "hessian plan"]
+
+
+def test_a_later_call_finds_its_plan_without_binding(modules, monkeypatch):
+    """Note [A Hessian's later calls]: the same kinds, shapes, loss and argnums."""
+    compiled, interpreted = modules
+    x = np.linspace(-1.0, 1.0, 11)
+    first = rlang.hessian(compiled.branchy, (0.0, x), "y", argnums=1)
+    before = len(_quick_plans(compiled))
+
+    def unbound(*args):
+        raise AssertionError("bound again")
+
+    monkeypatch.setattr(compiled.compiled, "bind", unbound)
+    assert np.array_equal(rlang.hessian(compiled.branchy, (0.0, x), "y", argnums=1), first)
+    y = 1.5 * x
+    np.testing.assert_allclose(rlang.hessian(compiled.branchy, (0.0, y), "y", argnums=1),
+                               rlang.hessian(interpreted.branchy, (0.0, y), "y", argnums=1),
+                               rtol=1e-12, atol=1e-14)
+    assert len(_quick_plans(compiled)) == before
+    with pytest.raises(AssertionError, match="bound again"):     # another shape
+        rlang.hessian(compiled.branchy, (0.0, np.linspace(-1.0, 1.0, 12)), "y", argnums=1)
+    with pytest.raises(AssertionError, match="bound again"):     # other argnums
+        rlang.hessian(compiled.branchy, (0.0, x), "y")
+    with pytest.raises(AssertionError, match="bound again"):     # an int for a float
+        rlang.hessian(compiled.branchy, (0, x), "y", argnums=1)
+
+
+def test_a_later_call_still_refuses_what_binding_refuses(modules, monkeypatch):
+    """A read-only array the function writes, and (with invcheck) a written array
+    passed twice, are refused by a call that finds its plan as by the first call."""
+    compiled = modules[0]
+    z, x = np.array([1.5, 0.0, 0.0]), np.array([0.3, -1.2, 0.8])
+    read_only = z.copy()
+    read_only.flags.writeable = False
+    shared = np.array([1.5, 0.5, 0.25])
+
+    def refusals() -> list:
+        found = []
+        for args in [(read_only, x), (shared, shared)]:
+            with pytest.raises(rlang.RlangError) as caught:
+                rlang.hessian(compiled.element, args, "z[1]")
+            found.append(str(caught.value))
+        return found
+
+    rlang.hessian(compiled.element, (z, x), "z[1]")
+    assert _quick_plans(compiled)
+    quick = refusals()
+    assert "read-only" in quick[0] and "are the same memory, and `z` is written" in quick[1]
+    monkeypatch.setattr(hessian_lanes, "_plan_key", lambda *args: None)
+    assert refusals() == quick
+    with pytest.raises(rlang.RlangError, match="read-only"):       # (the interpreter's)
+        rlang.hessian(modules[1].element, (read_only, x), "z[1]")
+
+
 def test_groups_from_python_give_the_same_hessian(modules, monkeypatch):
     compiled = modules[0]
     one_call = rlang.hessian(compiled.mixed, MIXED_ARGS, "y")
