@@ -402,8 +402,7 @@ def _dual_run(function, args, seed, tangent):
     `tangent(position, index)`), then ~f over GVars of them, whose gradients
     `seed(engine, values)` sets: (the final values, the gradient engine)."""
     module = function.module
-    forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
-    forward.evaluator.dual_mode = True
+    forward = _dual_interpreter(function, args)
     outputs = run_deep(forward.call, function.name, dual_arguments(args, tangent),
                        function.inverse)
     engine = GradInterpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
@@ -411,6 +410,19 @@ def _dual_run(function, args, seed, tangent):
     values = [wrap(value) for value in outputs]
     seed(engine, values)
     return run_deep(engine.run, function.name, values, not function.inverse), engine
+
+
+def _dual_interpreter(function, args) -> Interpreter:
+    """An interpreter that runs `function` on dual numbers, the arguments `args`
+    checked as a call checks them first: dual arguments are copies, so a written
+    array passed twice would go unseen on them (LANGUAGE.md §5; the compiled
+    backends refuse it)."""
+    module = function.module
+    forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
+    if module.invcheck:
+        forward.check_argument_aliasing(forward.functions[function.name], args)
+    forward.evaluator.dual_mode = True
+    return forward
 
 
 def hvp(function, args, vector, loss) -> tuple:
@@ -505,8 +517,7 @@ def jvp(function, args, tangents) -> tuple:
                                              tangents, function.inverse)
             if result is not None:
                 return result
-        forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
-        forward.evaluator.dual_mode = True
+        forward = _dual_interpreter(function, args)
         outputs = run_deep(forward.call, function.name,
                            dual_arguments(args, along(tangents)), function.inverse)
     return tuple(primal(v) for v in outputs), tuple(tangent_of(v) for v in outputs)
