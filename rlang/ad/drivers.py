@@ -380,6 +380,7 @@ def _hessian(function, args, loss, chosen=None) -> np.ndarray:
     target = resolve_loss(fn, loss)
     inputs = [i for i in flat_float_inputs(args) if chosen is None or i[0] in chosen]
     if not inputs:      # no column to run: the call and the loss still have to be right
+        _check_apart(function, args)
         outputs = function(*[_copied(a) for a in args])
         loss_location(fn, list(outputs), target)
     columns = []
@@ -419,10 +420,18 @@ def _dual_interpreter(function, args) -> Interpreter:
     backends refuse it)."""
     module = function.module
     forward = Interpreter(module.unit, invcheck=module.invcheck, sandbox=module.sandbox)
-    if module.invcheck:
-        forward.check_argument_aliasing(forward.functions[function.name], args)
+    _check_apart(function, args)
     forward.evaluator.dual_mode = True
     return forward
+
+
+def _check_apart(function, args) -> None:
+    """With invcheck on, refuse a written array of `args` that shares memory with
+    another (LANGUAGE.md §5), before the driver runs on copies of them."""
+    module = function.module
+    if module.invcheck:
+        interpreter = module.interpreter
+        interpreter.check_argument_aliasing(interpreter.functions[function.name], args)
 
 
 def hvp(function, args, vector, loss) -> tuple:

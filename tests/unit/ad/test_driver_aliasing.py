@@ -37,6 +37,17 @@ def test_a_written_array_passed_twice_is_refused(backend, driver):
     assert np.array_equal(SHARED, before)
 
 
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_a_hessian_with_no_float_input_still_refuses_it(backend):
+    module = rlang.loads(SOURCE + "function counted(z: f64[:], x: f64[:], k: i64)\n"
+                         "    element(z, x)\n    k += 1\nend\n", backend=backend)
+    with pytest.raises(rlang.RlangError, match="arguments 1 and 2 of `counted` are the "
+                                               "same memory, and `z` is written"):
+        rlang.hessian(module.counted, (SHARED, SHARED, 3), "z[1]", argnums=2)
+    z, x = SHARED.copy(), np.array([0.3, -1.2, 0.8])
+    assert rlang.hessian(module.counted, (z, x, 3), "z[1]", argnums=2).shape == (0, 0)
+
+
 @pytest.mark.parametrize("driver", sorted(DRIVERS))
 def test_apart_arrays_give_the_interpreter_s_derivatives(driver):
     args = (np.array([1.5, 0.5, 0.25]), np.array([0.3, -1.2, 0.8]))
