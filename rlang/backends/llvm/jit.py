@@ -104,10 +104,7 @@ def target_machine(opt: int = 3, reloc: str = "default"):
 def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
     """Parse, verify and optimise (O3, new pass manager) LLVM IR text."""
     llvm = _llvm()
-    module = llvm.parse_assembly(llvm_ir)
-    module.triple = machine.triple
-    module.data_layout = str(machine.target_data)
-    module.verify()
+    module = _module_for(llvm_ir, machine)
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
     options.slp_vectorization = True
@@ -258,11 +255,16 @@ def process_code(name: str, make_ir):
 
 def _plain_object(llvm_ir: str, machine) -> bytes:
     """LLVM IR text compiled to object code as it is (no passes)."""
+    return machine.emit_object(_module_for(llvm_ir, machine))
+
+
+def _module_for(llvm_ir: str, machine):
+    """LLVM IR text parsed, set for `machine`'s target and verified."""
     module = _llvm().parse_assembly(llvm_ir)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     module.verify()
-    return machine.emit_object(module)
+    return module
 
 
 def host_cpu() -> str:
@@ -346,10 +348,7 @@ def quick_object(llvm_ir: str) -> bytes:
     generator (Note [A quick first call])."""
     llvm = _llvm()
     machine = target_machine(opt=0)
-    module = llvm.parse_assembly(llvm_ir)
-    module.triple = machine.triple
-    module.data_layout = str(machine.target_data)
-    module.verify()
+    module = _module_for(llvm_ir, machine)
     passes = llvm.create_new_module_pass_manager()
     passes.add_sroa_pass()
     passes.add_instruction_combine_pass()
