@@ -21,10 +21,39 @@ triangular loop of GMM's gradient at d = 64 ran 2.1x slower), and where seeds ar
 mostly nonzero a select costs no more than a branch.  `selects_outside_gathers(module)`
 therefore turns every seed branch back into `Guarded` values (each update and
 temporary of the branch gets the branch's guards), except in the loop bodies that
-gather or scatter (an index loaded from memory, as `y[rowval[p]]`): those do not
-vectorise anyway, and there the branch skips the work of zero seeds.  The two forms
-compute the same gradients; a guarded update adds +0.0 where the branch adds
-nothing, which differs only in the sign of a zero gradient.
+do not vectorise anyway, where the branch skips the work of zero seeds and costs
+one predictable compare where the selects cost a compare and a select for every
+product (Note [Seed branches in serial loops]).  The two forms compute the same
+gradients; a guarded update adds +0.0 where the branch adds nothing, which differs
+only in the sign of a zero gradient.
+
+Note [Seed branches in serial loops]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Two kinds of loop body keep their seed branches:
+
+- bodies that gather or scatter (an index loaded from memory, as `y[rowval[p]]`);
+- bodies with a dependence carried from pass to pass through an array element:
+  an element written at an index that moves with the loop (`i + c`) and read or
+  written in the same body at another offset of the same index (`i + c'`, the
+  other indices the same), as an in-place recurrence's inverse restoring `y[i]`
+  from `y[i - 1]`, or a gradient pass adding into `y·grad[i - 1]` what it reads
+  from `y·grad[i]`.  The passes of such a loop wait on each other, so LLVM does
+  not vectorise it, and the selects sat in the serial code: GradBench's ode
+  gradient (n = 10^4, s = 10; about fifty guarded products a pass) took
+  1.18–1.90 ms with selects, 1.0–1.34 ms with the branches, and 0.92–1.27 ms with
+  no guard at all (which would not be the interpreter's result);
+
+  but not where a seed branch's condition reads an element that an earlier pass
+  of the loop may have written (a write at another offset of the loop's index,
+  on the side the loop comes from; anything not affine counts).  There the seed
+  is the serial chain itself, as in the ancilla-array recurrence's gradient
+  (`seed ← s·grad[i]` in the pass that adds into `s·grad[i - 1]`, i going down):
+  under a branch the store of `s·grad[i - 1]` is conditional, so LLVM no longer
+  forwards it to the next pass's load in a register, and the chain gained a store
+  and a load: 15.5–18 → 25–30 ms for n = 2·10^6 (benchmarks/primal_speed.py).
+  The selects stay there.  In ode's gradient pass the seed `y·grad[i]` is read
+  before the passes that add into it (i going up, adding below i), so it is not
+  on the chain.
 
 The tangent transform (rlang/ad/tangent_ir.py) adds the seeds' tangents to the
 condition, as a dual seed is zero only when both of its parts are.
@@ -35,7 +64,8 @@ import math
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import reads_element, stmt_exprs, stmt_places
+from .affine import affine_index, loop_direction
+from .walk import expr_vars, reads_element, stmt_exprs, stmt_places, written_vars
 
 
 def when_nonzero(values: tuple, stmts: list) -> list:
@@ -79,7 +109,11 @@ def _in_body(body: tuple, branches: bool) -> tuple:
 
 
 def _in_stmt(stmt, branches: bool):
-    if isinstance(stmt, (ir.For, ir.While)):
+    if isinstance(stmt, ir.For):
+        serial = _gathers_or_scatters(stmt.body) or _carried_through_elements(stmt)
+        body = _in_body(stmt.body, serial)
+        return stmt if body is stmt.body else replace(stmt, body=body)
+    if isinstance(stmt, ir.While):
         body = _in_body(stmt.body, _gathers_or_scatters(stmt.body))
         return stmt if body is stmt.body else replace(stmt, body=body)
     if isinstance(stmt, ir.From):
@@ -114,6 +148,117 @@ def _gathers_or_scatters(body: tuple) -> bool:
         if any(_gathers(e) for e in stmt_exprs(stmt)):
             return True
     return False
+
+
+def _carried_through_elements(loop: ir.For) -> bool:
+    """Whether the loop's passes wait on each other through an array element while
+    its seeds do not (Note [Seed branches in serial loops]): the body (with its
+    branches, not nested loops) writes an element at an index moving with the loop
+    and reads or writes the same array at another offset of that index, and no
+    seed branch's condition reads an element an earlier pass may have written."""
+    written = written_vars(loop.body) - {loop.var}
+    accesses = [(place.var, tuple(affine_index(i, written, loop.var)
+                                  for i in place.indices), is_write)
+                for place, is_write in _element_accesses(loop.body)]
+    writes = [(var, at) for var, at, is_write in accesses if is_write]
+    if not any(None not in at and other is var and _other_offset(at, w, loop.var)
+               for var, at, _ in accesses for other, w in writes):
+        return False
+    direction = loop_direction(loop)
+    for var, at in _seed_loads(loop.body, {}):
+        if any(other is var for other, _ in writes) and (
+                direction == 0 or None in at or
+                any(_written_before(at, w, loop.var, direction)
+                    for other, w in writes if other is var)):
+            return False
+    return True
+
+
+def _other_offset(at: tuple, write: tuple, index) -> bool:
+    """Whether an access of an array at affine indices `at` and a write of it at
+    `write` differ only in the offset of the loop's index, in one position."""
+    return None not in write and _moved(at, write, index) is not None
+
+
+def _moved(at: tuple, write: tuple, index):
+    """(offset read, offset written) where two index tuples differ only there, in a
+    position holding the loop's index; None otherwise."""
+    if len(at) != len(write):
+        return None
+    moved = [k for k, (x, y) in enumerate(zip(at, write)) if x != y]
+    if len(moved) != 1 or at[moved[0]][0] is not index or write[moved[0]][0] is not index:
+        return None
+    return at[moved[0]][1], write[moved[0]][1]
+
+
+def _written_before(at: tuple, write: tuple, index, direction: int) -> bool:
+    """Whether the element a pass reads at `at` may be one an earlier pass wrote at
+    `write` (anything not provably otherwise)."""
+    if None in write:
+        return True
+    if at == write:
+        return False
+    offsets = _moved(at, write, index)
+    if offsets is None:
+        return True
+    read, written = offsets
+    return (read - written) * direction < 0
+
+
+def _seed_loads(body: tuple, defined: dict):
+    """(array, affine indices) of the element loads the conditions of the body's
+    seed branches (at any depth outside nested loops) depend on, through the
+    scalars the body defines before them (`defined`: scalar → its values)."""
+    written = written_vars(body)
+    for stmt in body:
+        if isinstance(stmt, ir.Alloc) and not isinstance(stmt.var.type, ir.ArrayType) \
+                and stmt.value is not None:
+            defined.setdefault(stmt.var, []).append(stmt.value)
+        elif isinstance(stmt, ir.Update) and isinstance(stmt.target, ir.VarPlace):
+            defined.setdefault(stmt.target.var, []).append(stmt.value)
+        values = seed_guards(stmt)
+        if values is not None:
+            for load in _loads_behind(values, defined, set()):
+                yield load.var, tuple(affine_index(i, written) for i in load.indices)
+        if isinstance(stmt, ir.If):
+            for branch in stmt.branches:
+                yield from _seed_loads(branch.body, defined)
+            yield from _seed_loads(stmt.orelse, defined)
+
+
+def _loads_behind(values, defined: dict, seen: set):
+    """The element loads `values` read, directly or through `defined` scalars."""
+    for value in values:
+        yield from _loads(value)
+        for var in expr_vars(value):
+            if var not in seen and var in defined:
+                seen.add(var)
+                yield from _loads_behind(defined[var], defined, seen)
+
+
+def _element_accesses(body: tuple):
+    """(place or load, is a write) for every element a body's statements and their
+    branches write or read (not nested loops')."""
+    for stmt in body:
+        if isinstance(stmt, ir.If):
+            for branch in stmt.branches:
+                yield from _element_accesses(branch.body)
+            yield from _element_accesses(stmt.orelse)
+            continue
+        if isinstance(stmt, (ir.For, ir.While, ir.From)):
+            continue
+        for place in stmt_places(stmt):
+            if isinstance(place, ir.ElemPlace):
+                yield place, True
+        for e in stmt_exprs(stmt):
+            yield from ((load, False) for load in _loads(e))
+
+
+def _loads(e):
+    if isinstance(e, ir.Load):
+        yield e
+    for x in ir.operands(e):
+        yield from _loads(x)
 
 
 def _gathers(e) -> bool:

@@ -33,7 +33,11 @@ What is known zero, walking each statement list in order (`_Zeros`):
   an update at the same indices, one of them the loop index plus a constant and the
   others loop-invariant, and when the elements known written lie on the far side
   of the loop's start (`s·grad[n] += …` before `for i = n:-1:1 … s·grad[i - 1]`);
-  the first such update of each pass is onto a zero;
+  the first such update of each pass is onto a zero.  Updates inside the body's
+  seed branches count as the body's (a branch may skip them, which leaves the
+  element zero): loops whose passes wait on each other keep those branches (Note
+  [Seed branches in serial loops], rlang/ir/guards.py), and there the store is
+  on the serial chain;
 - anything else that writes the variable (an instruction, a call, a nested
   statement, a stack operation) ends what is known of it.
 """
@@ -42,6 +46,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as ir
+from .affine import affine_index, loop_direction
+from .guards import seed_guards
 from .walk import nested_bodies, walk, written_vars
 
 _FLOAT = ("f64", "f32")
@@ -148,14 +154,7 @@ class _Zeros:
                         self._fresh_in_each_pass(loop, var, written):
                     marked.add(var)
         if marked:
-            body, seen = [], set()
-            for stmt in loop.body:
-                if isinstance(stmt, ir.Update) and stmt.target.var in marked and \
-                        stmt.target.var not in seen:
-                    seen.add(stmt.target.var)
-                    stmt = replace(stmt, onto_zero=True)
-                body.append(stmt)
-            loop = replace(loop, body=tuple(body))
+            loop = replace(loop, body=_first_updates_marked(loop.body, marked, set()))
         self.forget_written(loop)
         return loop
 
@@ -164,7 +163,7 @@ class _Zeros:
         that are one element per pass (the step is never 0: a checked error), never
         one of `written`."""
         targets = set()
-        for stmt in loop.body:
+        for stmt in _through_seed_branches(loop.body):
             if isinstance(stmt, ir.Update) and stmt.target.var is var:
                 if not isinstance(stmt.target, ir.ElemPlace) or stmt.target.field is not None:
                     return False
@@ -173,7 +172,7 @@ class _Zeros:
                 return False
         if len(targets) != 1:
             return False
-        indices = [_affine_index(i, self.written, loop.var) for i in next(iter(targets))]
+        indices = [affine_index(i, self.written, loop.var) for i in next(iter(targets))]
         if any(i is None for i in indices):
             return False
         moving = [k for k, (base, _) in enumerate(indices) if base is loop.var]
@@ -199,35 +198,41 @@ class _Zeros:
                 del self.known[var]
 
     def _affine(self, place: ir.ElemPlace):
-        indices = tuple(_affine_index(i, self.written) for i in place.indices)
+        indices = tuple(affine_index(i, self.written) for i in place.indices)
         return None if any(i is None for i in indices) else indices
+
+
+def _through_seed_branches(body: tuple):
+    """The statements of `body` in order, those of its seed branches (Note [Zero
+    seeds], rlang/ir/guards.py) in place of the branches: each may run or not."""
+    for stmt in body:
+        if seed_guards(stmt) is not None:
+            yield from _through_seed_branches(stmt.branches[0].body)
+        else:
+            yield stmt
+
+
+def _first_updates_marked(body: tuple, marked: set, seen: set) -> tuple:
+    """`body` with the first update of each variable of `marked` (in the order of
+    `_through_seed_branches`) marked onto a zero; `seen` collects those found."""
+    new = []
+    for stmt in body:
+        if seed_guards(stmt) is not None:
+            branch = stmt.branches[0]
+            inner = _first_updates_marked(branch.body, marked, seen)
+            if inner is not branch.body:
+                stmt = replace(stmt, branches=(replace(branch, body=inner),))
+        elif isinstance(stmt, ir.Update) and stmt.target.var in marked and \
+                stmt.target.var not in seen:
+            seen.add(stmt.target.var)
+            stmt = replace(stmt, onto_zero=True)
+        new.append(stmt)
+    return body if all(a is b for a, b in zip(new, body)) else tuple(new)
 
 
 def _writes(stmt, var) -> bool:
     """Whether `stmt` (at any depth) writes or frees `var`."""
     return var in written_vars((stmt,))
-
-
-def _affine_index(e, written, index=None):
-    """(base variable or None, integer offset) when `e` is an integer constant, or
-    plus or minus one a variable not in `written` or the loop index `index`; else
-    None."""
-    e = ir.unchecked(e)
-    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return None, e.value
-    if isinstance(e, ir.Read) and e.field is None and e.var.type in ("i64", "i32") and \
-            (e.var is index or e.var not in written):
-        return e.var, 0
-    if isinstance(e, ir.Binary) and e.op in ("+", "-"):
-        left = _affine_index(e.left, written, index)
-        right = _affine_index(e.right, written, index)
-        if left is None or right is None:
-            return None
-        if right[0] is None:
-            return left[0], left[1] + right[1] if e.op == "+" else left[1] - right[1]
-        if left[0] is None and e.op == "+":
-            return right[0], left[1] + right[1]
-    return None
 
 
 def _differ(a: tuple, b: tuple) -> bool:
@@ -243,13 +248,4 @@ def _loop_start(loop: ir.For):
     first = loop.start
     if loop.reverse_of is not None:         # visits a:s:b backward, from b
         first = loop.reverse_of[2]
-    return _affine_index(first, frozenset())
-
-
-def loop_direction(loop: ir.For) -> int:
-    """+1 or -1 for a loop whose index moves by one each pass, 0 otherwise."""
-    step = ir.unchecked(loop.reverse_of[1] if loop.reverse_of is not None else loop.step)
-    if not isinstance(step, ir.Const) or step.value not in (1, -1) or \
-            isinstance(step.value, bool):
-        return 0
-    return -step.value if loop.reverse_of is not None else step.value
+    return affine_index(first, frozenset())

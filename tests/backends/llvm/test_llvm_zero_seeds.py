@@ -32,6 +32,14 @@ function sumsq!(s!: f64, x: f64[:])
     end
 end
 
+# y![i] from y![i - 1] in place, top down: a loop whose passes wait on each other
+# (Note [Seed branches in serial loops])
+function recurrence!(y!: f64[:], x: f64[:])
+    for i = length(y!) - 1:-1:1
+        y![i] += x[i] * y![i - 1]
+    end
+end
+
 # y! += 3 x^2 through two ancillas; at x = 0 both of their gradients are zero,
 # but not their derivatives (the Hessian needs those seeds' chain rule)
 function prod!(y!: f64, x: f64)
@@ -71,6 +79,27 @@ def test_seed_branches_stay_in_gather_loops_only():
     squares = _gradient_pass("sumsq!", [0.0, np.ones(3)])
     assert _branches_and_selects(squares) == (1, 0)
     assert _branches_and_selects(selects_outside_gathers(squares)) == (0, 2)
+
+
+def test_seed_branches_stay_in_loops_carried_through_elements():
+    args = [np.ones(4), np.ones(4)]
+    module = _gradient_pass("recurrence!", args)
+    assert _branches_and_selects(selects_outside_gathers(module)) == \
+        _branches_and_selects(module) == (1, 0)
+
+
+def test_an_infinite_partial_behind_a_zero_seed_in_a_serial_loop_adds_nothing():
+    """The loss y[1] gives y[2..] zero seeds; x[3] = inf makes y[3]'s partial in
+    y[2] infinite, and the branch skips it as the interpreter does."""
+    x = np.array([0.0, 2.0, -1.5, np.inf, 0.5])
+    for y0 in (np.array([1.0, -2.0, 0.0, 3.0, 0.25]), np.zeros(5)):
+        llvm = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+        interp = rlang.loads(SOURCE, invcheck=False)
+        for loss in (("y!", 1), ("y!", 2)):
+            got = rlang.gradient(llvm["recurrence!"], [y0.copy(), x], loss)
+            assert_same_gradients(got, rlang.gradient(interp["recurrence!"],
+                                                      [y0.copy(), x], loss))
+            assert np.all(np.isfinite(got[1]))
 
 
 def test_an_infinite_partial_behind_a_zero_seed_adds_nothing():

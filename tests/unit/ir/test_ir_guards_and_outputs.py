@@ -13,6 +13,7 @@ run]).
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -20,13 +21,16 @@ from rlang.ad.adjoint_ir import adjoint_module
 from rlang.frontend.check import check
 from rlang.frontend.loader import loads_unit
 from rlang.ir import nodes as ir
-from rlang.ir.guards import seed_guards, selects_outside_gathers, when_nonzero
+from rlang.ir.guards import (_carried_through_elements, seed_guards, selects_outside_gathers,
+                              when_nonzero)
 from rlang.ir.outputs import accumulate_only
 from rlang.ir.walk import walk
 from rlang.lower.statements import lower
 
 from ir_builders import IVEC, VEC, add, body_of, f64, function, module_of, param, read, times
 
+
+WORKLOADS = Path(__file__).resolve().parents[3] / "benchmarks" / "llvm" / "workloads.rev"
 
 # ---------------------------------------------------------------- seed guards
 
@@ -84,11 +88,28 @@ function gathered!(s!: f64, idx: i64[:], x: f64[:])
         s! += x[idx[i]] * x[idx[i]]
     end
 end
+
+# y![i] from y![i - 1] in place: its inverse restores them in order, so the gradient
+# pass's passes wait on each other
+function recurrence!(y!: f64[:], x: f64[:])
+    for i = length(y!) - 1:-1:1
+        y![i] += x[i] * y![i - 1]
+    end
+end
+
+# the same offsets in different arrays, and an element of a row moving with i in
+# one position only: no pass reads what another wrote
+function apart!(y!: f64[:], z!: f64[:, :], x: f64[:], w: f64[:])
+    for i = 1:length(x) - 1
+        y![i] += x[i] * w[i - 1]
+        z![i, 0] += x[i] * x[i]
+    end
+end
 """
 
 
-def gradient_pass(name, types):
-    unit = loads_unit(textwrap.dedent(GRADIENTS), "gradients.rev")
+def gradient_pass(name, types, source=GRADIENTS, path="gradients.rev"):
+    unit = loads_unit(textwrap.dedent(source), path)
     check(unit)
     return adjoint_module(lower(unit, name, types, True, False))
 
@@ -114,6 +135,62 @@ def test_seed_branches_in_gather_loops_stay_branches():
     module = gradient_pass("gathered!", ("f64", IVEC, VEC))
     assert seed_branches(module) == 1
     assert selects_outside_gathers(module) is module
+
+
+def test_seed_branches_in_loops_carried_through_elements_stay_branches():
+    """Note [Seed branches in serial loops]: the recurrence's gradient pass restores
+    y![i] from y![i - 1] and adds into y!·grad[i - 1] from y!·grad[i] (i going
+    up, so its seeds are read before they are added to).  In the ancilla-array
+    recurrence of benchmarks/llvm/workloads.rev the seed s·grad[i] is the element
+    the pass before added to (i going down), and its branch becomes selects."""
+    module = gradient_pass("recurrence!", (VEC, VEC))
+    assert seed_branches(module) == 1
+    assert selects_outside_gathers(module) is module
+    logistic = gradient_pass("logistic!", ("f64", "f64", "f64", "i64"),
+                             WORKLOADS.read_text(), str(WORKLOADS))
+    symbol = logistic.entry
+    down = [s for s in body_of(logistic, symbol) if isinstance(s, ir.For) and
+            s.start != ir.Const(1, "i64")]          # the loop i = n:-1:1
+    assert len(down) == 1 and seed_branches(module_of(function(down[0].body, []))) == 1
+    new = [s for s in body_of(selects_outside_gathers(logistic), symbol)
+           if isinstance(s, ir.For) and s.start == down[0].start]
+    assert seed_branches(module_of(function(new[0].body, []))) == 0
+    assert guarded_updates(module_of(function(new[0].body, []))) > 0
+    apart = gradient_pass("apart!", (VEC, ir.ArrayType("f64", 2), VEC, VEC))
+    assert seed_branches(apart) == 2
+    new = selects_outside_gathers(apart)
+    assert seed_branches(new) == 0 and guarded_updates(new) > 0
+
+
+def _loop_of(body) -> ir.For:
+    i = ir.Var("i", "i64")
+    return ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(9, "i64"),
+                  tuple(body(i)), None, 0)
+
+
+def _at(i, k) -> ir.Binary:
+    return ir.Binary("+", read(i), ir.Const(k, "i64"), "i64")
+
+
+@pytest.mark.parametrize("written, read_at, carried", [
+    (0, -1, True),      # writes a[i], reads a[i - 1]
+    (0, 3, True),       # writes a[i], reads a[i + 3]
+    (0, 0, False),      # the same element in each pass
+    (2, 2, False),
+])
+def test_carried_elements_are_other_offsets_of_the_loop_index(written, read_at, carried):
+    a = param("a", VEC)
+    loop = _loop_of(lambda i: [ir.Update(ir.ElemPlace(a, (_at(i, written),), None), "+=",
+                                         ir.Load(a, (_at(i, read_at),), None))])
+    assert _carried_through_elements(loop) is carried
+
+
+def test_an_index_the_loop_writes_is_no_evidence_of_a_carried_element():
+    a, j = param("a", VEC), ir.Var("j", "i64")
+    loop = _loop_of(lambda i: [
+        ir.Update(ir.ElemPlace(a, (_at(i, 0),), None), "+=", ir.Load(a, (read(j),), None)),
+        ir.Update(ir.VarPlace(j), "+=", ir.Const(1, "i64"))])
+    assert _carried_through_elements(loop) is False
 
 
 # ------------------------------------------------------------ accumulate_only

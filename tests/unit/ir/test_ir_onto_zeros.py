@@ -97,6 +97,28 @@ def test_a_reverse_loop_writes_one_fresh_element_each_pass():
     assert marks(body) == [True, True, False]
 
 
+def test_updates_inside_a_loops_seed_branches_count_as_its_body():
+    """Loops whose passes wait on each other keep their seed branches (Note [Seed
+    branches in serial loops]): the first update of the pass's fresh element is
+    onto a zero whether or not a branch holds it; a branch that is not a seed
+    branch still ends what is known."""
+    a, i = ir.Var("a·grad", VEC), ir.Var("i", "i64")
+    seed = ir.Var("seed", "f64")
+    def pass_body(branch):
+        inner = (update(elem(a, index(i, -1)), read(X)), update(elem(a, index(i, -1)), read(X)))
+        return [ir.Alloc(seed, read(X)),
+                ir.If((ir.Branch(branch(read(seed)), None, inner),), (), None),
+                ir.Dealloc(seed, None, None)]
+    seeded = loop(i, ir.Read(N), -1, ir.Const(1, "i64"),
+                  pass_body(lambda s: ir.Nonzero((s,))))
+    assert marks([zeros(a), update(elem(a, index(N)), read(X)), seeded]) == \
+        [True, True, False]
+    other = loop(i, ir.Read(N), -1, ir.Const(1, "i64"),
+                 pass_body(lambda s: ir.Compare(">", s, f64(0.0), "bool")))
+    assert marks([zeros(a), update(elem(a, index(N)), read(X)), other]) == \
+        [True, False, False]
+
+
 def test_a_loop_starting_where_an_element_was_written_is_left_alone():
     a, i = ir.Var("a·grad", VEC), ir.Var("i", "i64")
     written_before = update(elem(a, index(N)), read(X))
