@@ -9,6 +9,8 @@ some of those holders, in turn, and returns `results`.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..records import record
 
 
@@ -47,6 +49,28 @@ class NativeCall:
     reads: tuple = ()
 
 
+def is_array(kind) -> bool:
+    """Whether an input kind is an array's `(dtype, rank, unit last stride)`."""
+    return isinstance(kind, tuple) and isinstance(kind[0], np.dtype)
+
+
+def rank_of(call, j: int):
+    """The rank of array input j of `call`, or None where it is not an array."""
+    kind = call.inputs[j]
+    return kind[1] if is_array(kind) else None
+
+
+def indexed_elements(call) -> set:
+    """(input, index) of every element the call reads or writes at a constant index
+    (its `inside`, its seeds, its reads), each checked to be inside its array."""
+    elements = set(call.inside)
+    elements.update((holder[1], holder[2]) for holder in call.holders
+                    if holder[0] == "seeded")
+    elements.update((call.holders[h][1], index) for _, h, index in call.reads
+                    if index is not None)
+    return elements
+
+
 #: the kind of a call's input for the kinds of `signature_of` and the IR's types
 _SCALAR_INPUTS = {(float, "f64"): "f64", (int, "i64"): "i64"}
 
@@ -69,8 +93,6 @@ def gradient_holders(zeros: list, position: int, index) -> tuple | None:
     """The holders of a gradient pass's gradients (those of `zeros`, a plan's zero
     kinds, that are not None: 0.0 or float64 zeros like their input), the loss's
     seeded with 1 at `index`; None where one is not a float or a float64 array."""
-    import numpy as np
-
     holders = []
     for k, kind in enumerate(zeros):
         if kind is None:

@@ -241,7 +241,8 @@ def load_code(code: ObjectCode):
 
 
 def process_code(name: str, make_ir):
-    """Code the whole process shares (kept blocks' routines): the LLVM IR text
+    """Code that takes nothing of one module (kept blocks' routines, calls' builtins:
+    Note [Builtins kept on disk], call_builtins.py): the LLVM IR text
     `make_ir()` gives, compiled once (without optimising it) and kept in the disk
     cache as a shared library where modules are linked, else as object code that
     MCJIT loads."""
