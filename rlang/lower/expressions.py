@@ -22,7 +22,7 @@ from .systems import SYSTEMS, from_system, log_of, system_binary, system_constan
 from ..numbers import F32, I32, Fixed, ULog
 from ..primitives import BUILTINS
 from ..types_rules import SUPPORTED_SCALARS, BackendUnsupported, builtin_type, promote
-from ..values import OVERFLOW_MESSAGE
+from ..values import OVERFLOW_MESSAGE, with_article
 
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 _BITWISE = ("^", "&", "|", "<<", ">>")
@@ -162,12 +162,12 @@ def _unary(fl, node: ast.Unary, literal_type):
     if node.op == "-":
         if t not in ("i32", "i64", "f32", "f64", "fixed"):
             hint = "; a ulog is never negative" if t == "ulog" else ""
-            raise RlangTypeError(f"unary `-` cannot be applied to {ir.type_text(t)}{hint}",
+            raise RlangTypeError(f"unary `-` cannot be applied to {_a_type(t)}{hint}",
                                  node.span)
         return ir.Unary("-", operand, t)
     if node.op == "!":
         if t != "bool":
-            raise RlangTypeError(f"`!` needs a bool, got {ir.type_text(t)}", node.span)
+            raise RlangTypeError(f"`!` needs a bool, got {_a_type(t)}", node.span)
         return ir.Unary("!", operand, "bool")
     if t == "bool":                 # `~` of a bool is its negation (rlang/interp/ops.py)
         return ir.Unary("!", operand, "bool")
@@ -189,10 +189,18 @@ def _operands(fl, node: ast.Binary):
     else:
         left, right = lower_expr(fl, node.left), lower_expr(fl, node.right)
     for side in (left, right):
+        if isinstance(side.type, (ir.ArrayType, ir.StackType)):    # the interpreter's error
+            verb = "cannot compare" if node.op in _COMPARE else "cannot be applied to"
+            raise RlangTypeError(f"`{node.op}` {verb} {_a_type(side.type)}", node.span)
         if not isinstance(side.type, str) or side.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{node.op}` on {ir.type_text(side.type)} in the "
                                      "compiled backends", node.span)
     return left, right
+
+
+def _a_type(t) -> str:
+    """An IR type as the interpreter's errors name a value of it ("an f64[:]")."""
+    return with_article(ir.type_text(t))
 
 
 def _adopted(t):
@@ -317,6 +325,8 @@ def _call(fl, node: ast.Call):
             raise RlangTypeError(f"`{name}` is not defined for complex numbers", node.span)
         return complex_builtin(fl, name, args[0], node.span)
     for arg in args:
+        if isinstance(arg.type, (ir.ArrayType, ir.StackType)):    # the interpreter's error
+            raise RlangTypeError(f"`{name}` needs numbers, got {_a_type(arg.type)}", node.span)
         if arg.type not in SUPPORTED_SCALARS:
             raise BackendUnsupported(f"`{name}` of {ir.type_text(arg.type)} in compiled code",
                                      node.span)

@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 
 import rlang
+from rlang.numbers import ULog
 from rlang.types_rules import BackendUnsupported
 from rlang.values import format_value
 
 from gradient_agreement import assert_same_error
+
+ULOG = ULog(2.0)
 
 
 def _store(source: str, backend: str) -> str:
@@ -249,6 +252,28 @@ def test_instruction_type_errors_say_what_the_interpreter_says(statement):
         with pytest.raises(rlang.RlangTypeError) as info:
             rlang.loads(source, backend=backend).t(1, 2, True, 1.5, 2.5)
         errors.append(info.value)
+    assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)
+
+
+@pytest.mark.parametrize("expression, argument", [
+    ("x * x", np.ones(3)), ("x + 1.0", np.ones(3)), ("2.0 - x", np.ones((2, 2), np.int64)),
+    ("sin(x)", np.ones(3)), ("atan(1.0, x)", np.ones(3)), ("-x", np.ones(3)),
+    ("-x", ULOG), ("f64(x < 1.0)", np.ones(3)), ("f64(1.0 == x)", np.ones(2)),
+    ("f64(!x)", 2)])
+def test_operators_on_the_wrong_kind_of_untyped_argument_say_what_the_interpreter_says(
+        expression, argument):
+    """An untyped parameter bound to an array (or a ulog, an int) where the
+    expression needs a number: llvm said "`*` on f64[:] in the compiled backends",
+    "`sin` of f64[:] in compiled code" or "cannot be applied to f64[:]" where the
+    interpreter says "`*` cannot be applied to an f64[:]" (a type error, not a
+    limit of the backend)."""
+    source = f"function t(y!, x)\n    y! += {expression}\nend\n"
+    errors = []
+    for backend in ("interp", "llvm"):
+        with pytest.raises(rlang.RlangTypeError) as info:
+            rlang.loads(source, backend=backend).t(0.0, argument)
+        errors.append(info.value)
+    assert type(errors[1]) is type(errors[0])
     assert (errors[1].message, errors[1].span) == (errors[0].message, errors[0].span)
 
 
