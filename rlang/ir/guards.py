@@ -165,7 +165,7 @@ def _carried_through_elements(loop: ir.For) -> bool:
                for var, at, _ in accesses for other, w in writes):
         return False
     direction = loop_direction(loop)
-    for var, at in _seed_loads(loop.body, {}):
+    for var, at in _seed_loads(loop.body, {}, written, loop.var):
         if any(other is var for other, _ in writes) and (
                 direction == 0 or None in at or
                 any(_written_before(at, w, loop.var, direction)
@@ -196,8 +196,8 @@ def _written_before(at: tuple, write: tuple, index, direction: int) -> bool:
     `write` (anything not provably otherwise)."""
     if None in write:
         return True
-    if at == write:
-        return False
+    if at == write:             # each pass its own element, or all passes one
+        return not any(base is index for base, _ in at)
     offsets = _moved(at, write, index)
     if offsets is None:
         return True
@@ -205,11 +205,11 @@ def _written_before(at: tuple, write: tuple, index, direction: int) -> bool:
     return (read - written) * direction < 0
 
 
-def _seed_loads(body: tuple, defined: dict):
+def _seed_loads(body: tuple, defined: dict, written: frozenset, index):
     """(array, affine indices) of the element loads the conditions of the body's
     seed branches (at any depth outside nested loops) depend on, through the
-    scalars the body defines before them (`defined`: scalar → its values)."""
-    written = written_vars(body)
+    scalars the body defines before them (`defined`: scalar → its values);
+    `written`: what the loop's body writes, `index` the loop's index."""
     for stmt in body:
         if isinstance(stmt, ir.Alloc) and not isinstance(stmt.var.type, ir.ArrayType) \
                 and stmt.value is not None:
@@ -219,11 +219,11 @@ def _seed_loads(body: tuple, defined: dict):
         values = seed_guards(stmt)
         if values is not None:
             for load in _loads_behind(values, defined, set()):
-                yield load.var, tuple(affine_index(i, written) for i in load.indices)
+                yield load.var, tuple(affine_index(i, written, index) for i in load.indices)
         if isinstance(stmt, ir.If):
             for branch in stmt.branches:
-                yield from _seed_loads(branch.body, defined)
-            yield from _seed_loads(stmt.orelse, defined)
+                yield from _seed_loads(branch.body, defined, written, index)
+            yield from _seed_loads(stmt.orelse, defined, written, index)
 
 
 def _loads_behind(values, defined: dict, seen: set):

@@ -185,6 +185,29 @@ def test_carried_elements_are_other_offsets_of_the_loop_index(written, read_at, 
     assert _carried_through_elements(loop) is carried
 
 
+@pytest.mark.parametrize("seed_at, carried", [
+    (0, True),          # the seed a[i] is read before the pass adds into a[i - 1]
+    (-1, False),        # the seed a[i - 1]: what the pass before (i going up) added
+    #                     into a[i]
+    (None, False),      # the seed a[0]: one element every pass adds into
+])
+def test_a_seed_an_earlier_pass_wrote_keeps_the_selects(seed_at, carried):
+    """The passes wait on each other through b (b[i] from b[i - 1]); the seed
+    branch keeps its branch unless its seed is what an earlier pass wrote."""
+    a, b, seed = param("a", VEC), param("b", VEC), ir.Var("seed", "f64")
+
+    def body(i):
+        index = ir.Const(0, "i64") if seed_at is None else _at(i, seed_at)
+        target = ir.Const(0, "i64") if seed_at is None else _at(i, -1 - seed_at)
+        return [ir.Update(ir.ElemPlace(b, (_at(i, 0),), None), "+=",
+                          ir.Load(b, (_at(i, -1),), None)),
+                ir.Alloc(seed, ir.Load(a, (index,), None)),
+                *when_nonzero((read(seed),), [
+                    ir.Update(ir.ElemPlace(a, (target,), None), "+=", read(seed))]),
+                ir.Dealloc(seed, None, None)]
+    assert _carried_through_elements(_loop_of(body)) is carried
+
+
 def test_an_index_the_loop_writes_is_no_evidence_of_a_carried_element():
     a, j = param("a", VEC), ir.Var("j", "i64")
     loop = _loop_of(lambda i: [
