@@ -134,8 +134,8 @@ def call_builtin(entries: list, call, max_depth: int):
         return None
     kept = [native.entry_of(symbol)[0] for native, symbol in entries]
     keys = table_keys(len(entries), dtypes)
-    addresses = [address_of(key, [ctypes.cast(entry, ctypes.c_void_p).value
-                                  for entry in kept]) for key in keys]
+    at = [ctypes.cast(entry, ctypes.c_void_p).value for entry in kept]
+    addresses = [address_of(key, at) for key in keys]
     code = _builtin_code(call, max_depth, keys)
     return new_builtin(f"{entries[-1][1]}_call", code, addresses,
                        tuple(codes + kept + dtypes))
