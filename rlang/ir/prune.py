@@ -16,7 +16,8 @@ each statement list:
 - a statement is *quiet* when it can have no effect but its writes: no check site
   anywhere in it (bounds, alias, division, conversion, domain checks: an error must
   still be raised), no `print`/`show`/`assert`, no `while`/`from` loop (which might
-  not end), no `for` loop with a step that is not a nonzero constant, and calls only
+  not end), no `for` loop with a step that is not a nonzero constant, no checked
+  `POP` (an unchecked one is quiet: Note [Stacks nobody reads]), and calls only
   to quiet, non-recursive functions;
 - a quiet statement none of whose written variables is live afterwards is dropped;
 - an unchecked `Dealloc` ends its variable's life; everything a kept statement
@@ -174,8 +175,10 @@ class _Effects:
     def is_quiet(self, stmt) -> bool:
         """Whether a statement can have no effect but its writes (see the Note)."""
         for s in walk((stmt,)):
-            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From, ir.Push, ir.Pop)):
-                return False            # output, loops that might not end, stacks
+            if isinstance(s, (ir.Print, ir.Assert, ir.While, ir.From)):
+                return False            # output, loops that might not end
+            if isinstance(s, ir.Pop) and s.zero_site is not None:
+                return False            # a checked pop (Note [Stacks nobody reads])
             if isinstance(s, ir.Alloc) and isinstance(s.var.type, ir.ArrayType) and \
                     not self.sized(s):
                 return False            # a negative size is an error (Note [Allocations
@@ -196,6 +199,19 @@ class _Effects:
                         any(has_checks(i) for i in getattr(place, "indices", ())):
                     return False
         return True
+
+
+# Note [Stacks nobody reads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PUSH and POP are quiet with invcheck off.  LANGUAGE.md §6 lists "pop: `x` is 0 and
+# `s` not empty" among the checks invcheck turns off; compiled code still checks
+# that a stack it pops is not empty (Note [Checks invcheck does not turn off],
+# rlang/lower/statements.py) so that a pop never reads outside the stack's buffer,
+# but a pop that is not run reads nothing.  A push can fail only for lack of memory,
+# as an allocation can (Note [Allocations nobody reads]).  This is what drops the
+# uncomputation of a loop that keeps its branches' records on a stack: GradBench's
+# lse takes its maximum so (evals/lse.rev), and the `~@routine` that popped every
+# record back after the sum was a sixth of its primal.
 
 
 # Note [Allocations nobody reads]

@@ -244,6 +244,31 @@ def test_a_dead_for_loop_with_a_constant_step_is_dropped_whole():
     assert isinstance(variable[2], ir.For) and variable[2].body == ()   # kept, emptied
 
 
+def records_kept_on_a_stack(zero_site):
+    """A record pushed on a stack, the value used, the record popped back and the
+    ancilla uncomputed: the shape of evals/lse.rev's maximum (Note [Stacks nobody
+    reads])."""
+    y, x, t, s = param("y"), param("x"), ir.Var("t", "f64"), ir.Var("s", ir.StackType("f64"))
+    return [ir.Alloc(s, None), ir.Alloc(t, f64(0.0)), add(t, read(x)),
+            ir.Push(s, ir.VarPlace(t), 0), add(y, read(x)),
+            ir.Pop(s, ir.VarPlace(t), 0, zero_site), add(t, read(x), "-="),
+            ir.Dealloc(t, f64(0.0), None), ir.Dealloc(s, None, None)], [y, x]
+
+
+def test_pushes_and_unchecked_pops_nobody_reads_are_dropped():
+    body, params = records_kept_on_a_stack(zero_site=None)
+    sites = [ir.Site("stack_memory", None, "f", False)]
+    new = body_of(prune_module(module_of(function(body, params), sites=sites)))
+    assert new == (body[0], body[1], body[4], body[7], body[8])
+
+
+def test_a_checked_pop_and_the_push_it_reads_are_kept():
+    body, params = records_kept_on_a_stack(zero_site=1)
+    sites = [ir.Site("stack_memory", None, "f", False), ir.Site("pop_zero", None, "f", False)]
+    new = body_of(prune_module(module_of(function(body, params), sites=sites)))
+    assert new == tuple(body[:6]) + (body[7], body[8])   # only `t -= x` goes
+
+
 @pytest.mark.parametrize("construct", ["for", "if"])
 def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
     y, x, i, c = param("y"), param("x"), ir.Var("i", "i64"), param("c", "bool")
