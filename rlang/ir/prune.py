@@ -212,6 +212,15 @@ class _Effects:
 # uncomputation of a loop that keeps its branches' records on a stack: GradBench's
 # lse takes its maximum so (evals/lse.rev), and the `~@routine` that popped every
 # record back after the sum was a sixth of its primal.
+#
+# A push whose stack nobody reads afterwards (no pop, length, copy, call or checked
+# deallocation of it later, nor in a later pass of an enclosing loop) is still
+# needed for the zero it leaves in its place, when that place is live: it becomes a
+# swap with a fresh zero, and the stack stays empty.  So a stack that a loop's
+# passes share (kmeans' search, evals/kmeans.rev: the records of each point's
+# minimum, pushed in its `@routine` and popped in its `~@routine`) loses its pops
+# in every pass, and its pushes do not pile up in their place: memory stays what
+# the program with its pops would take.
 
 
 # Note [Allocations nobody reads]
@@ -275,6 +284,12 @@ def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
         if not isinstance(stmt, ir.Alloc) and effects.is_quiet(stmt) and \
                 not (effects.written(stmt) & live):
             continue
+        if isinstance(stmt, ir.Push) and stmt.stack not in live:
+            zeroing = _zeroing(stmt.place)      # Note [Stacks nobody reads]
+            if zeroing is not None:
+                kept.extend(reversed(zeroing))
+                live |= _mentioned(stmt) - {stmt.stack}
+                continue
         stmt = _prune_inside(stmt, live, effects)
         kept.append(stmt)
         live |= _mentioned(stmt)
@@ -311,6 +326,21 @@ def _prune_inside(stmt, live_after: set, effects: _Effects):
     return stmt
 
 
+#: the zero of each scalar type a push onto a stack nobody reads can leave behind
+_ZEROS = {"f64": 0.0, "f32": 0.0, "i64": 0, "i32": 0, "bool": False}
+
+
+def _zeroing(place) -> list | None:
+    """Statements that set `place` to zero, as a push does to what it pushes: a
+    swap with a fresh zero (None for types without a plain zero constant)."""
+    if place.type not in _ZEROS:
+        return None
+    zero = ir.Const(_ZEROS[place.type], place.type)
+    fresh = ir.Var("zero", place.type)
+    return [ir.Alloc(fresh, zero), ir.Instr("SWAP", (place, ir.VarPlace(fresh))),
+            ir.Dealloc(fresh, zero, None)]
+
+
 def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
     """A `for` loop with the dead code of its body dropped (Note [Liveness in for
     loops]): what is live at the end of a pass is what is live after the loop, and
@@ -320,7 +350,8 @@ def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
     live_out = set(live_after) - own
     while True:
         body, live_in = _prune_live(loop.body, live_out, effects)
-        grown = live_out | (live_in - own - private)
+        grown = live_out | (live_in - own - defined_vars(body) - private)   # (the
+        #                                     fresh zeros of Note [Stacks nobody reads])
         if grown == live_out:
             return loop if body is loop.body else replace(loop, body=body)
         live_out = grown

@@ -269,6 +269,40 @@ def test_a_checked_pop_and_the_push_it_reads_are_kept():
     assert new == tuple(body[:6]) + (body[7], body[8])   # only `t -= x` goes
 
 
+def test_a_push_onto_a_stack_nobody_reads_only_zeroes_its_place():
+    """Records of a loop's passes on one stack, each popped back in its pass: with the
+    pops dead, a push leaves only its zero (Note [Stacks nobody reads]), and the
+    stack is never pushed, so it does not grow."""
+    y, x, t, i = param("y"), param("x"), ir.Var("t", "f64"), ir.Var("i", "i64")
+    s = ir.Var("s", ir.StackType("f64"))
+    inner = (ir.Alloc(t, f64(0.0)), add(t, read(x)), ir.Push(s, ir.VarPlace(t), 0),
+             add(t, read(x)), add(y, read(t)),
+             add(t, read(x), "-="), ir.Pop(s, ir.VarPlace(t), 0, None), add(t, read(x), "-="),
+             ir.Dealloc(t, f64(0.0), None))
+    loop = ir.For(i, ir.Const(0, "i64"), ir.Const(1, "i64"), ir.Const(9, "i64"), inner,
+                  None, None)
+    body = [ir.Alloc(s, None), loop, ir.Dealloc(s, None, None)]
+    sites = [ir.Site("stack_memory", None, "f", False)]
+    pruned = prune_module(module_of(function(body, [y, x]), sites=sites))
+    assert count(pruned, ir.Push) == count(pruned, ir.Pop) == 0
+    new_inner = body_of(pruned)[1].body
+    assert [type(stmt).__name__ for stmt in new_inner] == \
+        ["Alloc", "Update", "Alloc", "Instr", "Dealloc", "Update", "Update", "Dealloc"]
+    zero, swap = new_inner[2], new_inner[3]
+    assert zero.value == f64(0.0) and swap.name == "SWAP" and \
+        swap.places == (ir.VarPlace(t), ir.VarPlace(zero.var))
+
+
+def test_a_push_onto_a_stack_read_later_is_kept():
+    y, x, t = param("y"), param("x"), ir.Var("t", "f64")
+    s = ir.Var("s", ir.StackType("f64"))
+    body = [ir.Alloc(t, f64(0.0)), add(t, read(x)), ir.Push(s, ir.VarPlace(t), 0),
+            add(t, read(x)), add(y, read(t)), ir.Dealloc(t, f64(0.0), None)]
+    module = module_of(function(body, [y, x, s]),         # the caller sees its stack
+                       sites=[ir.Site("stack_memory", None, "f", False)])
+    assert prune_module(module) is module
+
+
 @pytest.mark.parametrize("construct", ["for", "if"])
 def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
     y, x, i, c = param("y"), param("x"), ir.Var("i", "i64"), param("c", "bool")
