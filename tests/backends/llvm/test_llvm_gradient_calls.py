@@ -336,6 +336,34 @@ def test_hvp_takes_a_builtin_that_gives_the_general_ways_bits(modules):
                    builtin(*_copied(args), *vector)[0])
 
 
+def test_hvp_builtin_passes_arrays_f_does_not_write_as_they_are(modules):
+    """spring! reads x and w only: the builtin runs on them, not on copies, so a call
+    allocates x's tangent (zeros), its gradient and the gradient's tangent (3 × x) but
+    no copy of x, and read-only arrays go through it."""
+    import tracemalloc
+
+    llvm, interp = modules
+    rng = np.random.default_rng(9)
+    args = _args(rng, n=400, m=250)
+    vector = [None, None, rng.normal(size=250), None, 1.0]
+    for _ in range(3):
+        rlang.hvp(llvm["spring!"], _copied(args), vector, "e!")
+    builtin = _hvp_call(llvm, "spring!", args, "e!")
+    assert builtin
+    for a in args:
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    tracemalloc.start()
+    try:
+        got = builtin(*args, *vector)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got and peak < 3.5 * args[1].nbytes
+    assert_same_gradients(got[1], rlang.hvp(interp["spring!"], _copied(args), vector, "e!"))
+    assert_same_gradients(got[0], rlang.gradient(interp["spring!"], _copied(args), "e!"))
+
+
 def test_hvp_vectors_of_other_kinds_go_the_general_way(modules):
     llvm, interp = modules
     rng = np.random.default_rng(8)
