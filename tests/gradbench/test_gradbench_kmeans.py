@@ -41,9 +41,11 @@ def test_interpreter_agrees_with_llvm():
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
-@pytest.mark.parametrize("size", [TINY, {"k": 100, "n": 200, "d": 8}, {"k": 7, "n": 30, "d": 3}])
+@pytest.mark.parametrize("size", [TINY, {"k": 100, "n": 200, "d": 8}, {"k": 7, "n": 30, "d": 3},
+                                  {"k": 15, "n": 37, "d": 5}, {"k": 16, "n": 20, "d": 2}])
 def test_the_nearest_centroids_as_an_output_keep_the_cost_and_its_derivatives(size):
-    # Notes [Centroids in lanes] and [The nearest centroids as an output] (evals/kmeans.rev):
+    # Notes [Centroids in lanes], [Points in lanes for few centroids] (k < 16) and [The
+    # nearest centroids as an output] (evals/kmeans.rev):
     # cost!'s bits, its derivatives' bits, and the first nearest centroid of each point
     points, centroids = _arrays(size)
     small = size["k"] * size["n"] * size["d"] <= 1000
