@@ -593,13 +593,93 @@ def stack_programs(draw) -> str:
     return "function f(y!, a, b, c)\n" + "".join(f"    {line}\n" for line in body) + "end\n"
 
 
+@pytest.mark.parametrize("invcheck", [True, False], ids=["invcheck", "invcheck-off"])
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(source=stack_programs(), inputs=st.lists(st.floats(-1.0, 1.0), min_size=3,
                                                 max_size=3))
-def test_generated_stack_programs_gradients_agree(source, inputs):
-    interp, llvm = both(source)
+def test_generated_stack_programs_gradients_agree(invcheck, source, inputs):
+    # with invcheck off the IR passes drop pops and pushes nobody reads (Note [Stacks
+    # nobody reads], rlang/ir/prune.py)
+    interp, llvm = both(source, invcheck)
     args = [0.25, *inputs]
     assert all(map(same, llvm.f(*args), interp.f(*args))), source
     assert_same_gradients(rlang.gradient(llvm.f, args, "y!"),
                           rlang.gradient(interp.f, args, "y!"), source)
+
+
+STACKS_NOBODY_READS = """
+function recs!(y!: f64, x: f64[:])
+    s ← stack(f64)
+    @inbounds for i = 0:length(x) - 1
+        @routine begin
+            t ← 0.0
+            t += x[i] * 2.0
+            PUSH(s, t)
+            t += x[i]
+        end
+        y! += t * t
+        ~@routine
+    end
+    s → stack(f64)
+end
+
+function measured!(y!: f64, n!: i64, x: f64[:])
+    s ← stack(f64)
+    @inbounds for i = 0:length(x) - 1
+        t ← x[i]
+        PUSH(s, t)
+        t → 0.0
+    end
+    n! += length(s)
+    @inbounds for i = length(x) - 1:-1:0
+        t ← 0.0
+        POP(s, t)
+        y! += t * t
+        PUSH(s, t)
+        t → 0.0
+    end
+    @inbounds for i = length(x) - 1:-1:0
+        t ← 0.0
+        POP(s, t)
+        t -= x[i]
+        t → 0.0
+    end
+    s → stack(f64)
+end
+
+function records!(y!: i64, x: i64[:])
+    s ← stack(i64)
+    @inbounds for i = 0:length(x) - 1
+        @routine begin
+            j ← 0
+            if (x[i] > 3, j == i + 1)
+                PUSH(s, j)
+                j += i + 1
+            end
+        end
+        y! += j * 2
+        ~@routine
+    end
+    s → stack(i64)
+end
+"""
+
+
+@pytest.mark.parametrize("invcheck", [True, False], ids=["invcheck", "invcheck-off"])
+def test_stacks_nobody_reads_keep_the_values_they_zero(invcheck):
+    """Pushes whose stacks nobody reads later leave their zeros; a stack whose length
+    is read keeps its pushes (Note [Stacks nobody reads])."""
+    interp, llvm = both(STACKS_NOBODY_READS, invcheck)
+    x, xi = np.array([1.5, -2.0, 0.25, 3.0]), np.array([1, 5, 7, 2, 9])
+    for name, args, loss, argnums in (("recs!", (0.0, x), "y!", 1),
+                                      ("measured!", (0.0, 0, x), "y!", 2)):
+        assert all(map(same, llvm[name](*_copies(args)), interp[name](*_copies(args))))
+        assert_same_gradients(rlang.grad(llvm[name], loss, argnums=argnums)(*_copies(args)),
+                              rlang.grad(interp[name], loss, argnums=argnums)(*_copies(args)))
+    assert llvm["measured!"](0.0, 0, x.copy())[1] == 4
+    assert llvm["records!"](0, xi.copy())[0] == interp["records!"](0, xi.copy())[0] == 20
+
+
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
