@@ -350,8 +350,9 @@ def _prune_for(loop: ir.For, live_after: set, effects: _Effects) -> ir.For:
     live_out = set(live_after) - own
     while True:
         body, live_in = _prune_live(loop.body, live_out, effects)
-        grown = live_out | (live_in - own - defined_vars(body) - private)   # (the
-        #                                     fresh zeros of Note [Stacks nobody reads])
+        # what the pruned body allocates is its own too: the fresh zeros that stand
+        # for pushes (Note [Stacks nobody reads]) are new variables on every round
+        grown = live_out | (live_in - own - defined_vars(body) - private)
         if grown == live_out:
             return loop if body is loop.body else replace(loop, body=body)
         live_out = grown

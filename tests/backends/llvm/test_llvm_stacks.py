@@ -683,3 +683,31 @@ def test_stacks_nobody_reads_keep_the_values_they_zero(invcheck):
 
 def _copies(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+@pytest.mark.parametrize("t, start, step", [("i32", "zero(i32)", "v += i32(3)"),
+                                            ("f32", "zero(f32)", "v += f32(1.5)"),
+                                            ("bool", "false", "v ^= true"),
+                                            ("fixed", "zero(fixed)", "v += fixed(0.5)")])
+def test_a_push_nobody_reads_leaves_the_zero_of_its_type(t, start, step):
+    # types with a plain zero constant take the swap; fixed keeps its push
+    source = f"""
+function f!(y!: i64, n: i64)
+    s ← stack({t})
+    for i = 0:n - 1
+        @routine begin
+            v ← {start}
+            {step}
+            PUSH(s, v)
+        end
+        if v == {start}
+            y! += 1
+        end
+        ~@routine
+    end
+    s → stack({t})
+end
+"""
+    for invcheck in (True, False):
+        interp, llvm = both(source, invcheck)
+        assert llvm["f!"](0, 5)[0] == interp["f!"](0, 5)[0] == 5
