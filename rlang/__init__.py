@@ -15,7 +15,7 @@ from .values import Stack
 __version__ = "0.1.0"
 
 _AD = ("gradient", "check_grad", "jacobian", "hessian", "hvp", "hessian_diag", "jvp", "vjp")
-_TRANSFORMS = ("grad", "value_and_grad")
+_TRANSFORMS = ("grad", "value_and_grad", "jacrev")
 #: the optional parts: (module, what it needs, the package whose absence says so, extra)
 _OPTIONAL = {"jax": (".bridges.jax", "JAX", "jax"),
              "torch": (".bridges.torch", "PyTorch", "torch"),
@@ -60,7 +60,7 @@ def __getattr__(name: str):
 
 __all__ = ["load", "loads", "gradient", "check_grad", "jacobian", "hessian", "hvp",
            "hessian_diag", "jvp", "vjp", "grad", "vmap", "set_num_threads", "get_num_threads",
-           "value_and_grad", "Module", "Function",
+           "value_and_grad", "jacrev", "Module", "Function",
            "Sandbox", "LimitExceeded", "RlangError", "ParseError", "CheckError",
            "CheckErrors", "RlangTypeError", "ReversibilityError", "RlangRuntimeError",
            "InternalError", "Stack", "Fixed", "ULog", "I32", "F32", "FixedArray", "ULogArray",

@@ -4,7 +4,8 @@
     g = rlang.vmap(rlang.grad(m.f, "y!"), in_axes=(0, None))
 
 `f` is a function of a loaded program (`m.f`, `~m.f`), a function made by
-`rlang.grad` or `rlang.value_and_grad`, or any other Python callable.  `in_axes`
+`rlang.grad`, `rlang.value_and_grad` or `rlang.jacrev`, or any other Python
+callable.  `in_axes`
 is an int, None (not batched) or a tuple with one of those per positional
 argument; keyword arguments are batched on axis 0, as JAX's are.  Outputs have the
 batch axis in front:
@@ -15,7 +16,8 @@ batch axis in front:
   the parameter's type (fixed and ulog in `FixedArray` / `ULogArray`); an argument
   that is not batched is repeated along the batch axis (a read-only view);
 - a gradient has the batch axis in front for every argument (each item has its
-  own gradient); `value_and_grad`'s value is an array of the items' loss values.
+  own gradient); `value_and_grad`'s value is an array of the items' loss values;
+  a Jacobian (`jacrev`) likewise has the batch axis in front of every argument's.
 
 On a backend with batches (llvm) a call, inverse or gradient over the batch is one
 native call per pass (rlang/backends/llvm/batch.py, rlang/ad/batched.py).  On the
@@ -51,6 +53,8 @@ def vmap(f, in_axes=0):
         if transform is None:
             return batch.call()
         kind, _, loss, pick = transform
+        if kind == "jacrev":        # (`loss`: the output parameter)
+            return pick(batch.jacobian(loss))
         value, gradients = batch.gradient(loss, kind == "value_and_grad")
         return (value, pick(gradients)) if kind == "value_and_grad" else pick(gradients)
 
@@ -253,6 +257,42 @@ class _Batch:
         gradients = tuple(None if first is None else _stacked([g[j] for _, g in pairs], first)
                           for j, first in enumerate(pairs[0][1]))
         return values, gradients
+
+
+    # ------------------------------------------------------------ Jacobians
+    def jacobian(self, output) -> tuple:
+        """Per argument, the Jacobian of `output` (a parameter name or position) in
+        every item, the batch axis first (None for integers and bools)."""
+        from .ad.drivers import parameter_position
+
+        position = parameter_position(self.function, output)
+        result = self._compiled(lambda compiled: self._compiled_jacobian(compiled, position))
+        return result if result is not None else self._jacobian_by_item(output)
+
+    def _compiled_jacobian(self, compiled, output: int):
+        """One forward run and a laned pass per group of rows (Note [Batched
+        Jacobians], ad/batched.py), or None where those do not apply."""
+        from .ad.batched import batched_jacobian
+        from .ad.callers_arrays import callers_arrays_kept
+
+        values, batches, _ = self._conform(compiled)
+        if not self.n:
+            return None
+        written = [b for k, b in enumerate(batches) if k in self.written and b is self.moved[k]]
+        with callers_arrays_kept(written):
+            return batched_jacobian(compiled, self.function.name, values, batches, self.n,
+                                    output, self.function.inverse)
+
+    def _jacobian_by_item(self, output) -> tuple:
+        from .ad.drivers import jacobians
+
+        found = [_each(k, jacobians, self.function, self.items(k), output)
+                 for k in range(self.n)]
+        if not found:
+            raise RlangTypeError("rlang.vmap of a Jacobian needs at least one item "
+                                 "(the batch is empty)")
+        return tuple(None if first is None else np.stack([np.asarray(j[k]) for j in found])
+                     for k, first in enumerate(found[0]))
 
 
 def _each(k: int, run, *args):

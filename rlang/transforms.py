@@ -1,5 +1,6 @@
-"""Function transforms (LANGUAGE.md §13): `grad(f, loss, argnums=None)` and
-`value_and_grad(f, loss, argnums=None)` return functions, as JAX's do.
+"""Function transforms (LANGUAGE.md §13): `grad(f, loss, argnums=None)`,
+`value_and_grad(f, loss, argnums=None)` and `jacrev(f, output, argnums=None)`
+return functions, as JAX's do.
 
 A transformed function takes the arguments of `f` (an `api.Function`: `m.f` or
 `~m.f`) positionally or by parameter name (`y!` spelled `y_`) and runs the
@@ -50,6 +51,26 @@ def value_and_grad(f, loss, argnums=None):
         f"value_and_grad({_name(f)})"
     value_and_gradient_of.rlang_transform = ("value_and_grad", f, loss, pick)
     return value_and_gradient_of
+
+
+def jacrev(f, output, argnums=None):
+    """A function giving the Jacobian of `output` (a parameter of `f`, by name or
+    position: its final value) with respect to the arguments `argnums` picks, by
+    reverse mode: per argument an array shaped as `output` followed by the
+    argument (JAX's `jacrev` layout), None for integers and bools
+    (rlang/ad/drivers.py `jacobians`).  Under `rlang.vmap`, one batched forward
+    run and a batched gradient pass per W rows (Note [Batched Jacobians],
+    rlang/ad/batched.py)."""
+    from .ad.drivers import jacobians
+
+    pick = _picker(f, argnums, "jacrev")
+
+    def jacobian_of(*args, **kwargs):
+        return pick(jacobians(f, f.positional(args, kwargs), output))
+
+    jacobian_of.__name__ = jacobian_of.__qualname__ = f"jacrev({_name(f)})"
+    jacobian_of.rlang_transform = ("jacrev", f, output, pick)     # (for rlang.vmap)
+    return jacobian_of
 
 
 def _by_builtin(f, loss, driver, which: str):

@@ -309,6 +309,50 @@ def jacobian(function, args, inputs=None, outputs=None, argnums=None) -> np.ndar
     return np.array(rows)
 
 
+def jacobians(function, args, output) -> tuple:
+    """∂(output)/∂(each argument) at `args`: per parameter, an array shaped as the
+    output's final value followed by the argument's shape (as JAX's `jacrev`), or
+    None for integers and bools; float when both are scalars.  `output` is a
+    parameter name or position.  One `jacobian` (its rows W at a time on a compiled
+    backend), its columns split by argument."""
+    args = called_with(function, args, "jacrev")
+    names = [p.name for p in function.module.unit.functions[function.name].params]
+    output = names[parameter_position(function, output)]
+    inputs = [n for n, value in zip(names, args) if _differentiable(value)]
+    if not inputs:
+        return (None,) * len(names)
+    matrix = jacobian(function, args, inputs=inputs, outputs=[output])
+    return split_columns(matrix, np.shape(args[names.index(output)]),
+                         [np.shape(a) if n in inputs else None for n, a in zip(names, args)])
+
+
+def parameter_position(function, parameter) -> int:
+    """The position of `parameter` (a name or a position) among `function`'s
+    parameters; RlangError where it is not one."""
+    fn = function.module.unit.functions[function.name]
+    if not isinstance(parameter, (str, int)) or isinstance(parameter, bool):
+        raise RlangTypeError(f"rlang.jacrev: the output is a parameter of `{fn.name}`, by "
+                             f"name or position, got {parameter!r}")
+    name, = _param_names(fn, parameter, ())
+    return [p.name for p in fn.params].index(name)
+
+
+def split_columns(matrix: np.ndarray, output_shape: tuple, shapes: list) -> tuple:
+    """A Jacobian matrix (rows: the output's scalars; columns: the inputs' scalars,
+    input after input, `shapes[k]` None where argument k is not an input; any leading
+    axes are a batch's) as one array per argument shaped output_shape + shapes[k]."""
+    batch, at, parts = matrix.shape[:-2], 0, []
+    for shape in shapes:
+        if shape is None:
+            parts.append(None)
+            continue
+        size = int(np.prod(shape))
+        part = matrix[..., at:at + size].reshape(batch + output_shape + shape)
+        parts.append(float(part) if part.ndim == 0 else part)
+        at += size
+    return tuple(parts)
+
+
 def _differentiable(value) -> bool:
     """Whether a parameter value has a gradient: floats, fixed and complex numbers
     and arrays of them."""

@@ -23,7 +23,7 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
                       outputs: list):
     """See the module docstring; `inputs` and `outputs` are parameter positions."""
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    if not all(_plain_float(copies[k]) for k in outputs):
+    if not all(plain_float(copies[k]) for k in outputs):
         return None
     values = functions.call(name, copies, inverse)
     rows = [(k, index) for k in outputs
@@ -62,7 +62,7 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
     return np.array(found)
 
 
-def _plain_float(value) -> bool:
+def plain_float(value) -> bool:
     """A float scalar or a float64 NumPy array (not fixed, ulog or complex)."""
     if isinstance(value, np.ndarray):
         return type(value) is np.ndarray and value.dtype == np.float64
