@@ -78,6 +78,28 @@ def test_generated_float_programs(source, args, loss):
     assert_same_gradients(got, expected, source)
 
 
+@float_programs(max_examples=25)
+def test_vmap_of_jacrev_of_generated_float_programs(source, args, loss):
+    """One batched forward run and laned gradient passes (Note [Batched Jacobians])
+    give every item the interpreter's Jacobian of that item alone, for the array
+    output `v` (LENGTH rows) and a scalar output, over three items."""
+    interp = rlang.loads(source, backend="interp")
+    llvm = rlang.loads(source, backend="llvm")
+    items = [args] + [[x * 0.5 if isinstance(x, float) else x for x in args[:4]] +
+                      [args[4][::-1].copy(), args[5]] for _ in range(1)] + \
+        [[-x if isinstance(x, float) else x for x in args[:4]] + [args[4] * 0.25, args[5]]]
+    for output in ("v", loss if "[" not in loss else "a"):
+        try:
+            expected = [rlang.jacrev(interp.f, output)(*_copy(item)) for item in items]
+        except rlang.RlangError:        # (an item whose values overflow an ancilla's
+            continue                    # check: not a case)
+        batches = [np.array([item[j] for item in items]) for j in range(len(args))]
+        got = rlang.vmap(rlang.jacrev(llvm.f, output))(*batches)
+        for k, jacobians in enumerate(expected):
+            assert_same_gradients([None if g is None else g[k] for g in got], jacobians,
+                                  f"{source}\noutput {output}, item {k}")
+
+
 def _builtin_case(name):
     """A program reading `name` at a few points where it is differentiable."""
     arity = BUILTINS[name].min_args
