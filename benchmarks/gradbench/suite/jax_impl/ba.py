@@ -52,9 +52,8 @@ def prepare(function: str, input) -> Prepared:
     elif function == "jacobian":
         def run():
             (dcam, dx, dw), dweights = jax.block_until_ready(_blocks(*args))
-            blocks = np.concatenate([np.asarray(dcam), np.asarray(dx),
-                                     np.asarray(dw)[:, :, None]], axis=2)
-            return obs.csr(blocks, np.asarray(dweights))
+            return obs.csr(np.asarray(dcam), np.asarray(dx), np.asarray(dw),
+                           np.asarray(dweights))
         output = csr_output
     else:
         raise UnknownFunction("ba", function)

@@ -45,8 +45,7 @@ def prepare(function: str, input) -> Prepared:
 
         def run():
             dcam, dx, dw = jacobian(np.zeros((p, 2)), cams, xs, w, feats)
-            blocks = np.concatenate((dcam, dx, dw[:, :, None]), axis=2)
-            return obs.csr(blocks, dweight(np.zeros(p), w))
+            return obs.csr(dcam, dx, dw, dweight(np.zeros(p), w))
         output = csr_output
     else:
         raise UnknownFunction("ba", function)

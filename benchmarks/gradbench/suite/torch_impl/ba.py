@@ -55,8 +55,8 @@ def prepare(function: str, input) -> Prepared:
     elif function == "jacobian":
         def run():
             dcam, dx, dw = _reproj_blocks(*args)
-            blocks = torch.cat([dcam, dx, dw[:, :, None]], dim=2)
-            return obs.csr(blocks.numpy(), _weight_derivatives(w).numpy())
+            return obs.csr(dcam.numpy(), dx.numpy(), dw.numpy(),
+                           _weight_derivatives(w).numpy())
         output = csr_output
     else:
         raise UnknownFunction("ba", function)
