@@ -24,7 +24,9 @@ results, gradients included, have the same bits for every thread count.
 - **Fixed blocks.**  A loop of `count` passes is cut into `blocks(count)` blocks of
   consecutive passes, a number that depends on the count and on the loop's body
   only: up to MAX_BLOCKS blocks of one pass or more when the body has a loop of its
-  own (reached through calls too), else up to MAX_BLOCKS blocks of at least
+  own (reached through calls too), of at least LANED_BLOCK passes where the block
+  function runs them in lanes (Note [Iterations in lanes], ir/iteration_lanes.py),
+  else up to MAX_BLOCKS blocks of at least
   LIGHT_BLOCK passes; and no more blocks than make the private sums below (zeroed
   and added once per block) cost SUMMED_PER_PASS elements per pass.  Fewer than two
   blocks: the loop runs inline, as every loop did before.  Block b holds passes
@@ -83,6 +85,9 @@ from .walk import (defined_vars, has_sites, nested_bodies, stmt_exprs, stmt_plac
 MAX_BLOCKS = 64
 #: The fewest passes of a block when the body has no loop of its own.
 LIGHT_BLOCK = 256
+#: The fewest passes of a block whose passes run in lanes (Note [Iterations in
+#: lanes], ir/iteration_lanes.py): two groups of LANES.
+LANED_BLOCK = 16
 #: The most elements of private sums a loop may zero and add per pass, over all its
 #: blocks: large shared arrays get fewer blocks.
 SUMMED_PER_PASS = 16
@@ -123,13 +128,14 @@ class LoopPlan:
     outer: tuple            # Vars passed to the block function, in order
     private: tuple          # the private sums among them (Vars), in order
     threaded: ThreadedLoop
+    laned: bool = False     # its block function runs passes in lanes (ir/iteration_lanes.py)
 
 
-def block_count(count: int, heavy: bool, summed: int = 0) -> int:
+def block_count(count: int, heavy: bool, summed: int = 0, laned: bool = False) -> int:
     """How many blocks a loop of `count` passes is cut into (the Note), when its
     private sums have `summed` elements in all; the compiled code computes the same
     (backends/llvm/threaded.py)."""
-    n = count if heavy else count // LIGHT_BLOCK
+    n = count // LANED_BLOCK if laned else count if heavy else count // LIGHT_BLOCK
     return min(n, MAX_BLOCKS, count * SUMMED_PER_PASS // (summed + 1))
 
 

@@ -31,6 +31,7 @@ from .ancillas import AncillaEmitter
 from .parallel import SharedWriteEmitter
 from .threaded import ThreadedLoopEmitter
 from ...ir.blocks import plan_blocks
+from ...ir.iteration_lanes import laned_blocks
 from ..abi import PRINT_HOOK
 from .report import ReportEmitter, shown
 from .marshal import NOT_ADDRESSABLE, READ_ONLY, WRITEABLE, array_header
@@ -73,6 +74,7 @@ def emit_module(module: ir.Module, name: str = "rev", report_locals: bool = True
     distinct = distinct_gradients(module)
     once = inlined_once(module)
     module, plans = plan_blocks(module, shared)
+    module, plans = laned_blocks(module, plans)     # Note [Iterations in lanes]
     outlined = {}                       # block and reduction symbols → their loop's function
     for plan in plans.values():
         for symbol in (plan.threaded.block, plan.threaded.reduce):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...ir import nodes as ir
-from ...ir.blocks import LIGHT_BLOCK, MAX_BLOCKS, SUMMED_PER_PASS, LoopPlan, private_type
+from ...ir.blocks import LANED_BLOCK, LIGHT_BLOCK, MAX_BLOCKS, SUMMED_PER_PASS, LoopPlan, private_type
 from .. import abi
 from .expr import counted_loop
 from .types import I32, I64, I8
@@ -51,7 +51,8 @@ class ThreadedLoopEmitter:
                          count, blocks] + pointers)
         b.cbranch(b.icmp_signed("==", status, ll.Constant(I32, 0)), done, here)
         b.position_at_end(here)
-        if plan.private or not self.reports_locals:
+        if plan.private or not self.reports_locals or plan.laned:
+            # (a laned block cannot fail: Note [Iterations in lanes])
             self._blocks_here(plan, count, blocks, first, stride)
             b.branch(done)
         else:           # errors show this frame's variables: the loop runs inline
@@ -62,7 +63,8 @@ class ThreadedLoopEmitter:
     def _block_count(self, count, plan: LoopPlan):
         """ir/blocks.py `block_count`, on an unsigned count, and the sums' bound."""
         b = self.builder
-        n = count if plan.threaded.heavy else b.udiv(count, ll.Constant(I64, LIGHT_BLOCK))
+        n = b.udiv(count, ll.Constant(I64, LANED_BLOCK)) if plan.laned else count \
+            if plan.threaded.heavy else b.udiv(count, ll.Constant(I64, LIGHT_BLOCK))
         n = _least(b, n, ll.Constant(I64, MAX_BLOCKS))
         summed = ll.Constant(I64, 1)
         for var in plan.private:

@@ -522,3 +522,35 @@ def test_generated_parallel_loops_agree_with_the_interpreter_on_any_thread_count
         np.testing.assert_allclose(out, y, rtol=1e-12, atol=1e-12)
         seen.append(_bits(got) + _bits([out]))
     assert seen[0] == seen[1]
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(_loops())
+def test_generated_laned_loops_agree_with_the_interpreter_on_any_thread_count(
+        threads, case):
+    """The same loops with nothing checked (`@inbounds`, invcheck off): those with a
+    loop inside run their passes in lanes (Note [Iterations in lanes],
+    rlang/ir/iteration_lanes.py); the forward keeps the interpreter's bits."""
+    source, n = case
+    lines = source.split("\n")
+    start = lines.index("    @parallel for i = 0:length(x) - 1") + 1
+    stop = lines.index("    end", start)
+    source = "\n".join(lines[:start] + ["        @inbounds begin"] +
+                       ["    " + line for line in lines[start:stop]] + ["        end"] +
+                       lines[stop:])
+    llvm = rlang.loads(source, backend="llvm", invcheck=False)
+    interp = rlang.loads(source, backend="interp", invcheck=False)
+    rng = np.random.default_rng(n)
+    args = (0.0, rng.uniform(-1, 1, n), rng.uniform(-1, 1, 4), 0.4)
+    expected = rlang.gradient(interp.total, args, loss="s")
+    y = interp.kernel(np.zeros(n), *args[1:])[0]
+    seen = []
+    for count in (1, 3):
+        threads(count)
+        got = rlang.gradient(llvm.total, args, loss="s")
+        assert_same_gradients(got, expected, source, rtol=1e-9)
+        out = llvm.kernel(np.zeros(n), *args[1:])[0]
+        np.testing.assert_allclose(out, y, rtol=1e-12, atol=1e-12)
+        seen.append(_bits(got) + _bits([out]))
+    assert seen[0] == seen[1]
