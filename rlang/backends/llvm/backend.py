@@ -148,14 +148,17 @@ class LlvmFunctions(CompiledFunctions):
         return worded
 
     def native_call(self, entries: list, call):
-        """The builtin of a derivative's call (Note [Gradient calls without Python],
-        backends/llvm/call_builtins.py), None, or False while the code is still the
-        quick first tier (Note [A quick first call])."""
+        """The builtin of a call (Note [Calls without ctypes], Note [Gradient calls
+        without Python], backends/llvm/call_builtins.py), None, or False while the
+        code is still the quick first tier (Note [A quick first call])."""
         if not all(native.settled_now() for native, _ in entries):
             return False
-        from .call_builtins import call_builtin     # (imports LLVM: not on a first call)
+        from .call_builtins import call_builtin, one_thread_only
 
-        return call_builtin(entries, call, self.interpreter.max_depth)
+        builtin = call_builtin(entries, call, self.interpreter.max_depth)
+        if builtin and any(native.threaded_loops for native, _ in entries):
+            return one_thread_only(builtin)
+        return builtin
 
     def run_batch(self, native, symbol: str, values: list, batches: list, n: int) -> None:
         """Run an entry point on n items in one native call (backends/llvm/batch.py)."""

@@ -2,8 +2,9 @@
 rlang/backends/llvm/call_builtins.py): from a function's second call, its calls on
 Python floats, ints and NumPy arrays go through a builtin function generated over
 CPython's C API.  They give the interpreter's values and the general call's errors,
-every argument the general call converts or refuses still goes there, and code that
-prints, recurses or runs loops on threads gets no builtin."""
+every argument the general call converts or refuses still goes there, code that
+prints or recurses gets no builtin, and code with loops on threads uses its builtin
+only with one thread."""
 from __future__ import annotations
 
 import math
@@ -158,11 +159,36 @@ def test_code_that_prints_gets_no_builtin(modules, capsys):
     assert llvm["shout!"](1.0, 2.0) == (3.0, 2.0)
 
 
-@pytest.mark.parametrize("name, args", [("down!", (0.0, 50)), ("spread!", (0.0, 0.5))])
-def test_recursive_and_threaded_code_gets_no_builtin(modules, name, args):
+def test_recursive_code_gets_no_builtin(modules):
     llvm, interp = modules
-    assert _warm(llvm, name, args) is None
-    assert llvm[name](*args) == interp[name](*args)
+    assert _warm(llvm, "down!", (0.0, 50)) is None
+    assert llvm["down!"](0.0, 50) == interp["down!"](0.0, 50)
+
+
+def test_code_with_parallel_loops_takes_its_builtin_on_one_thread_only(modules,
+                                                                      monkeypatch):
+    """The builtin's context says one thread: with more, the general call runs the
+    loop's blocks on the pool."""
+    from rlang.backends.llvm import backend
+
+    llvm, interp = modules
+    general = []
+    original = backend.LlvmFunctions.call
+    monkeypatch.setattr(backend.LlvmFunctions, "call",
+                        lambda self, *a, **k: general.append(a[0]) or original(self, *a, **k))
+    before = rlang.get_num_threads()
+    try:
+        rlang.set_num_threads(1)
+        builtin, native = _warm(llvm, "spread!", (0.0, 0.5))
+        assert native.threaded_loops
+        general.clear()
+        assert llvm["spread!"](0.0, 0.5) == interp["spread!"](0.0, 0.5)
+        assert builtin(0.0, 0.5) == interp["spread!"](0.0, 0.5) and general == []
+        rlang.set_num_threads(3)
+        assert llvm["spread!"](0.0, 0.5) == interp["spread!"](0.0, 0.5)
+        assert general == ["spread!"]
+    finally:
+        rlang.set_num_threads(before)
 
 
 def test_calls_from_threads_run_at_once_and_agree(modules):
