@@ -20,9 +20,9 @@ import numpy as np
 from ..ir.nodes import symbol_of
 from ..numbers import ULogArray
 from ..values import read_element, repeated
-from .compiled import GradientPlan, cached_plan, plan_key
-from .jacobian_rows import LANES, plain_float
-from .lanes import NotLaned, lane_arguments
+from .compiled import cached_plan, plan_key
+from .jacobian_rows import laned_plan, plain_float
+from .lanes import lane_arguments
 from .loss import resolve_loss
 
 
@@ -94,12 +94,8 @@ def batched_jacobian(functions, name: str, values: list, batches: list, n: int,
             not plain_float(values[output]):
         return None
     rows = list(np.ndindex(np.shape(values[output])))
-    lanes = max(2, min(LANES, len(rows)))
-    try:
-        plan = GradientPlan(functions, name, values, None, inverse, f"grad{lanes}")
-    except NotLaned:
-        return None
-    if not plan.plain or plan.log_space or plan.on_device:
+    lanes, plan = laned_plan(functions, name, values, inverse, len(rows))
+    if plan is None:
         return None
     types = functions.types_of(values)
     functions.run_batch(functions.native(name, types, inverse),

@@ -28,12 +28,8 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
     values = functions.call(name, copies, inverse)
     rows = [(k, index) for k in outputs
             for index in (np.ndindex(np.shape(values[k])) if np.ndim(values[k]) else [None])]
-    lanes = max(2, min(LANES, len(rows)))
-    try:
-        plan = GradientPlan(functions, name, values, None, inverse, f"grad{lanes}")
-    except NotLaned:
-        return None
-    if not plan.plain or plan.log_space or plan.on_device:
+    lanes, plan = laned_plan(functions, name, values, inverse, len(rows))
+    if plan is None:
         return None
     native, symbol = plan.native, plan.symbol
     found = []
@@ -60,6 +56,20 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
                 gradients[lane][k] if gradients[lane][k] is not None
                 else np.zeros(np.size(values[k])))) for k in inputs]))
     return np.array(found)
+
+
+def laned_plan(functions, name: str, values: list, inverse: bool, rows: int) -> tuple:
+    """(lanes, the GradientPlan of the gradient pass carrying that many cotangents
+    for `rows` rows), the plan None where such a pass does not apply (it computes a
+    value from a gradient; gradients that are not plain floats and arrays)."""
+    lanes = max(2, min(LANES, rows))
+    try:
+        plan = GradientPlan(functions, name, values, None, inverse, f"grad{lanes}")
+    except NotLaned:
+        return lanes, None
+    if not plan.plain or plan.log_space or plan.on_device:
+        return lanes, None
+    return lanes, plan
 
 
 def plain_float(value) -> bool:

@@ -36,7 +36,8 @@ from ..ir import nodes as ir
 from ..types_rules import BackendUnsupported
 from ..ir.guards import flattened_seed_branch
 from .symbols import laned_symbol
-from ..ir.walk import defined_vars, expr_vars, nested_bodies, stmt_exprs, stmt_places, walk
+from ..ir.walk import (defined_vars, expr_vars, mapped, nested_bodies, stmt_exprs, stmt_places,
+                       walk)
 
 
 class NotLaned(BackendUnsupported):
@@ -219,17 +220,5 @@ def _written_places(stmt) -> list:
 
 
 def _substituted(node, mapping: dict):
-    """`node` with every variable in `mapping` replaced (IR nodes are dataclasses)."""
-    if isinstance(node, ir.Var):
-        return mapping.get(node, node)
-    if isinstance(node, tuple):
-        return tuple(_substituted(x, mapping) for x in node)
-    if is_dataclass(node) and not isinstance(node, type):
-        changes = {}
-        for f in fields(node):
-            value = getattr(node, f.name)
-            new = _substituted(value, mapping)
-            if new is not value:
-                changes[f.name] = new
-        return replace(node, **changes) if changes else node
-    return node
+    """`node` with every variable in `mapping` replaced."""
+    return mapped(node, lambda part: mapping.get(part) if isinstance(part, ir.Var) else None)

@@ -57,10 +57,10 @@ Figures: benchmarks/README.md, "Session 36".
 """
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 
 from . import nodes as ir
-from .walk import defined_vars, expr_vars, stmt_exprs, stmt_places, walk, written_vars
+from .walk import defined_vars, expr_vars, mapped, stmt_exprs, stmt_places, walk, written_vars
 
 #: Passes side by side: two vectors of four doubles with AVX2.
 LANES = 8
@@ -294,7 +294,7 @@ class _Lanes:
             if type(node) is ir.Load and node.var in buffers and node.indices[0] == self.index:
                 return ir.Load(buffers[node.var], (node.indices[1], ir.Read(self.lane)), None)
             return None
-        return before + [_mapped(stmt, swap) for stmt in body] + after
+        return before + [mapped(stmt, swap) for stmt in body] + after
 
     def _uniform(self, e) -> bool:
         """Whether `e` has one value for every lane of a group."""
@@ -306,6 +306,11 @@ class _Lanes:
     def _in_lane(self, node):
         """`node` (a statement, place or expression, with whatever it holds) as lane
         `lane` runs it: the loop's index and the laned variables replaced."""
+        return mapped(node, self._lane_node)
+
+    def _lane_node(self, node):
+        """`_in_lane` of one node that names the loop's index or a laned variable;
+        None for any other node (its parts are looked at)."""
         kind = type(node)
         if kind is ir.Read:
             if node.var is self.loop.var:
@@ -314,7 +319,7 @@ class _Lanes:
                 if node.field is not None or isinstance(node.var.type, ir.ArrayType):
                     raise _Unlaned          # (a whole laned array: a call's argument)
                 return ir.Load(self.laned[node.var], (ir.Read(self.lane),), None)
-            return node
+            return None
         if kind is ir.Load and node.var in self.laned:
             indices = tuple(self._in_lane(i) for i in node.indices)
             return replace(node, var=self.laned[node.var],
@@ -331,22 +336,9 @@ class _Lanes:
             indices = tuple(self._in_lane(i) for i in node.indices)
             return replace(node, var=self.laned[node.var],
                            indices=indices + (ir.Read(self.lane),))
-        if isinstance(node, ir.Var):
-            if node is self.loop.var or node in self.laned:
-                raise _Unlaned              # (bound or freed where lanes cannot be)
-            return node
-        if isinstance(node, tuple):
-            items = tuple(self._in_lane(x) for x in node)
-            return node if all(a is b for a, b in zip(items, node)) else items
-        if is_dataclass(node) and not isinstance(node, type):
-            changes = {}
-            for f in fields(node):
-                value = getattr(node, f.name)
-                new = self._in_lane(value)
-                if new is not value:
-                    changes[f.name] = new
-            return replace(node, **changes) if changes else node
-        return node
+        if isinstance(node, ir.Var) and (node is self.loop.var or node in self.laned):
+            raise _Unlaned                  # (bound or freed where lanes cannot be)
+        return None
 
 
 def _subexpressions(e):
@@ -357,25 +349,6 @@ def _subexpressions(e):
         if isinstance(e, ir.ComplexValue):
             pending.extend((e.re, e.im))
         pending.extend(ir.operands(e))
-
-
-def _mapped(node, change):
-    """`node` with every sub-node for which `change` gives a value replaced by it."""
-    new = change(node)
-    if new is not None:
-        return new
-    if isinstance(node, tuple):
-        items = tuple(_mapped(x, change) for x in node)
-        return node if all(a is b for a, b in zip(items, node)) else items
-    if is_dataclass(node) and not isinstance(node, (type, ir.Var)):
-        changes = {}
-        for f in fields(node):
-            value = getattr(node, f.name)
-            new = _mapped(value, change)
-            if new is not value:
-                changes[f.name] = new
-        return replace(node, **changes) if changes else node
-    return node
 
 
 def _const(value: int) -> ir.Const:

@@ -3,6 +3,8 @@ allocates and checks.  Shared by the cuda backend's kernel analysis
 (rlang/backends/cuda/kernels.py) and the dead-code pass (rlang/ir/prune.py)."""
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass, replace
+
 from . import nodes as ir
 
 
@@ -188,3 +190,25 @@ def has_sites(stmts) -> bool:
     return False
 
 
+
+
+def mapped(node, change):
+    """`node` (a statement, place, expression or tuple of them, IR nodes being
+    dataclasses) with every part for which `change(part)` gives a value other than
+    None replaced by that value; the parts `change` replaces are not looked into,
+    and what nothing replaced is the same object."""
+    new = change(node)
+    if new is not None:
+        return new
+    if isinstance(node, tuple):
+        items = tuple(mapped(x, change) for x in node)
+        return node if all(a is b for a, b in zip(items, node)) else items
+    if is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in fields(node):
+            value = getattr(node, f.name)
+            new = mapped(value, change)
+            if new is not value:
+                changes[f.name] = new
+        return replace(node, **changes) if changes else node
+    return node
