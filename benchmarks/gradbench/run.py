@@ -102,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tools = [tool for tool in args.tools.split(",") if tool]
     unknown = [name for name in args.evals.split(",") if name not in EVALS]
-    if unknown or any(tool not in TOOLS for tool in tools):
-        parser.error(f"unknown evals or tools: {unknown or tools}")
+    unknown += [tool for tool in tools if tool not in TOOLS]
+    if unknown:
+        parser.error(f"unknown evals or tools: {unknown} (evals: {', '.join(EVALS)}; "
+                     f"tools: {', '.join(TOOLS)})")
     others = [tool for tool in tools if tool != "rlang"]
     header = ["eval", "function", "size"] + tools + [f"rlang/{tool}" for tool in others]
     header.append("max difference")

@@ -71,6 +71,7 @@ PARALLEL_HOOK = "rev_parallel_hook"
 #: keep large ancillas' blocks (Note [Large ancillas kept between calls],
 #: rlang/backends/llvm/kept_blocks.py); null: calloc and free.
 TAKE_HOOK, GIVE_HOOK = "rev_take_hook", "rev_give_hook"
+TAKE_RAW_HOOK = "rev_take_raw_hook"      # memory that need not be zero
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

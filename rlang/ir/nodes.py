@@ -422,7 +422,10 @@ class Update:
     target's (LANGUAGE.md §5); empty when unchecked.  `reassociable`: a float sum
     whose terms may be added in any order (Note [Reassociable gradient sums],
     rlang/ad/adjoint_ir.py).  `onto_zero`: the target is known zero before, so the
-    update may store its value (Note [Updates onto zeros], rlang/ir/onto_zeros.py)."""
+    update may store its value (Note [Updates onto zeros], rlang/ir/onto_zeros.py);
+    with `signed_zero` it stores 0 ± value, computed from a constant zero: the bits
+    the update from memory gives (Note [Arrays written before they are read],
+    rlang/ir/first_writes.py)."""
 
     target: object
     op: str
@@ -430,6 +433,7 @@ class Update:
     alias_checks: tuple = ()
     reassociable: bool = False
     onto_zero: bool = False
+    signed_zero: bool = False
 
 
 @record
@@ -540,12 +544,16 @@ class Alloc:
     a copy of a `ConstArray` (`value`), or a new empty stack (no value).  `sites`,
     for `zeros(T, n…)` in the source: the site of a failed allocation (the call's
     span) and then one per dimension (its span, for a negative one); without them
-    the backends report such failures without a source position."""
+    the backends report such failures without a source position.
+    `written_first`: an array of zeros whose every element is written before it
+    is read, so that a backend need not zero it (Note [Arrays written before they
+    are read], rlang/ir/first_writes.py)."""
 
     var: Var
     value: object = None
     dims: tuple = ()
     sites: tuple = ()
+    written_first: bool = False
 
 
 @record

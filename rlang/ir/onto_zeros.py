@@ -48,7 +48,7 @@ from dataclasses import replace
 from . import nodes as ir
 from .affine import affine_index, loop_direction
 from .guards import seed_guards
-from .walk import nested_bodies, walk, written_vars
+from .walk import nested_bodies, with_nested_bodies, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -105,15 +105,7 @@ def _mark_nested(stmt, written: frozenset):
     bodies = nested_bodies(stmt)
     if not bodies:
         return stmt
-    walked = [_mark_body(b, written) for b in bodies]
-    if all(w is b for w, b in zip(walked, bodies)):
-        return stmt
-    if isinstance(stmt, ir.If):
-        branches = tuple(replace(b, body=w) for b, w in zip(stmt.branches, walked))
-        return replace(stmt, branches=branches, orelse=walked[-1])
-    if isinstance(stmt, ir.From):
-        return replace(stmt, body=walked[0], step=walked[1])
-    return replace(stmt, body=walked[0])
+    return with_nested_bodies(stmt, [_mark_body(b, written) for b in bodies])
 
 
 class _Zeros:

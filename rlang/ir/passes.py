@@ -11,8 +11,9 @@ The order matters: known zeros are dropped first, which leaves more statements
 whose only effect is on ancillas freed unchecked for the dead-code pass; the seed
 guards are placed on the statements that remain, which turns the seed branches
 into selects where it can; the conditional updates that remain of one element in
-a loop are then summed in scalars; updates onto zeros are marked last, in
-straight-line code the branches no longer hide.
+a loop are then summed in scalars; updates onto zeros are marked, in
+straight-line code the branches no longer hide; last, the arrays whose zeros no
+one reads, once the dead uncomputation that read them is gone.
 
 `ir/outputs.py` (`accumulate_only`) is an analysis, not a pass: the compiled AD
 driver asks it whether a gradient can skip the forward run.
@@ -25,6 +26,7 @@ from ..records import record
 from . import nodes as ir
 from .guards import selects_outside_gathers
 from .invariant_sums import sum_invariant_updates
+from .first_writes import mark_first_writes
 from .onto_zeros import mark_updates_onto_zeros
 from .prune import prune_module
 from .zeros import drop_zero_updates
@@ -46,6 +48,8 @@ PASSES: tuple[Pass, ...] = (
          "Note [Invariant sums in registers], rlang/ir/invariant_sums.py"),
     Pass("onto zeros", mark_updates_onto_zeros,
          "Note [Updates onto zeros], rlang/ir/onto_zeros.py"),
+    Pass("first writes", mark_first_writes,
+         "Note [Arrays written before they are read], rlang/ir/first_writes.py"),
 )
 
 

@@ -19,6 +19,19 @@ def nested_bodies(stmt) -> list:
     return []
 
 
+def with_nested_bodies(stmt, bodies: list):
+    """`stmt` with its statement lists (in `nested_bodies`' order) replaced by
+    `bodies`; the same object when each is the one it had."""
+    if all(new is old for new, old in zip(bodies, nested_bodies(stmt))):
+        return stmt
+    if isinstance(stmt, ir.If):
+        branches = tuple(replace(b, body=w) for b, w in zip(stmt.branches, bodies))
+        return replace(stmt, branches=branches, orelse=bodies[-1])
+    if isinstance(stmt, ir.From):
+        return replace(stmt, body=bodies[0], step=bodies[1])
+    return replace(stmt, body=bodies[0])
+
+
 def walk(body):
     """Every statement of `body`, at any depth."""
     for stmt in body:

@@ -38,7 +38,7 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .guards import seed_guards
-from .walk import has_checks, nested_bodies, written_vars
+from .walk import has_checks, nested_bodies, with_nested_bodies, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -84,10 +84,7 @@ def _walk_nested(stmt, zero: set, module):
             new.append(walked)
             exits.append(after)
         zero.intersection_update(*exits)
-        if all(w is b for w, b in zip(new, bodies)):
-            return stmt
-        branches = tuple(replace(b, body=w) for b, w in zip(stmt.branches, new))
-        return replace(stmt, branches=branches, orelse=new[-1])
+        return with_nested_bodies(stmt, new)
     entry = frozenset(zero)             # a loop: what no pass makes unknown
     while True:
         after = entry
@@ -99,11 +96,7 @@ def _walk_nested(stmt, zero: set, module):
         entry = narrowed
     walked = [_walk_body(body, entry, module)[0] for body in bodies]
     zero.intersection_update(entry)
-    if all(w is b for w, b in zip(walked, bodies)):
-        return stmt                     # nothing dropped: the same object
-    if isinstance(stmt, ir.From):
-        return replace(stmt, body=walked[0], step=walked[1])
-    return replace(stmt, body=walked[0])
+    return with_nested_bodies(stmt, walked)      # the same object when nothing dropped
 
 
 def _transfer(stmt, zero: set, module) -> None:

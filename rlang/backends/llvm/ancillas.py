@@ -10,7 +10,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .. import abi
 from .expr import counted_loop, loop_hints
-from .kept_block_code import block_functions
+from .kept_block_code import block_functions, raw_block_take
 from .types import F64, I1, I64, I8, local_name
 
 
@@ -55,17 +55,29 @@ SMALL_ARRAY_BYTES = 4096
 
 
 class AncillaEmitter:
-    def _allocate_heap(self, var: ir.Var, count, size, site: int, dims=()):
-        """Zeroed memory from the heap: through rev_block_take (Note [Large ancillas
-        kept between calls]), or from calloc for main's store, which Python frees;
-        failing to get it is an error of the program, reported at `site` (with the
-        extents `dims` recorded, for its message)."""
+    def array_data(self, stmt: ir.Alloc, count, size, site: int, dims=()):
+        """The memory of the array `stmt` allocates: on the stack or from the heap
+        (Note [Small array ancillas]), zeroed unless nothing reads its zeros (Note
+        [Arrays written before they are read], rlang/ir/first_writes.py)."""
+        zeroed = not stmt.written_first
+        if stmt.var in self.stack_arrays:
+            return self._allocate_small_or_heap(stmt.var, count, size, site, dims, zeroed)
+        return self._allocate_heap(stmt.var, count, size, site, dims, zeroed)
+
+    def _allocate_heap(self, var: ir.Var, count, size, site: int, dims=(), zeroed=True):
+        """Zeroed memory from the heap (not zeroed without `zeroed`: Note [Arrays
+        written before they are read], rlang/ir/first_writes.py): through
+        rev_block_take (Note [Large ancillas kept between calls]), or from calloc
+        for main's store, which Python frees; failing to get it is an error of the
+        program, reported at `site` (with the extents `dims` recorded, for its
+        message)."""
         b = self.builder
         if var in self.results:
             data = b.call(self.runtime("calloc", I8.as_pointer(), [I64, I64]),
                           [count, ll.Constant(I64, abi.ITEM_BYTES[var.type.elem])])
         else:
-            data = b.call(block_functions(self.out)[0], [size])
+            take = block_functions(self.out)[0] if zeroed else raw_block_take(self.out)
+            data = b.call(take, [size])
         failed = b.icmp_unsigned("==", data, ll.Constant(I8.as_pointer(), None))
         self.fail_if(b.and_(failed, b.icmp_signed(">", size, ll.Constant(I64, 0))), site,
                      [size], record=self.shape_recorder(dims))
@@ -79,10 +91,11 @@ class AncillaEmitter:
                 self.builder.store(d, self.ctx_word(abi.CTX_SHAPE + axis))
         return record if dims else None
 
-    def _allocate_small_or_heap(self, var: ir.Var, count, size, site: int, dims=()):
-        """Zeroed memory on the stack when `size` is at most SMALL_ARRAY_BYTES, from
-        the heap otherwise; which one is remembered for the deallocation (Note [Small
-        array ancillas])."""
+    def _allocate_small_or_heap(self, var: ir.Var, count, size, site: int, dims=(),
+                                zeroed=True):
+        """Zeroed memory (unless not `zeroed`) on the stack when `size` is at most
+        SMALL_ARRAY_BYTES, from the heap otherwise; which one is remembered for the
+        deallocation (Note [Small array ancillas])."""
         b = self.builder
         small = b.icmp_unsigned("<=", size, ll.Constant(I64, SMALL_ARRAY_BYTES))
         on_stack = self.entry_alloca(I1, var.name + ".on_stack")
@@ -96,16 +109,17 @@ class AncillaEmitter:
         words = b.udiv(b.add(size, ll.Constant(I64, 7)), ll.Constant(I64, 8))
         local = b.alloca(I64, size=words, name=local_name(var.name) + ".data")
         local.align = 16
-        zeroing = counted_loop(b, self.llfn, words, self.entry_alloca(I64, "i"), "zero")
-        with zeroing as i:      # Note [Zeroing without memset]: 8-byte stores
-            b.store(ll.Constant(I64, 0), b.gep(local, [i]))
-        zeroing.back_edge.set_metadata("llvm.loop", loop_hints(
-            self.out, vectorize_width=1, interleave_count=1))
+        if zeroed:
+            zeroing = counted_loop(b, self.llfn, words, self.entry_alloca(I64, "i"), "zero")
+            with zeroing as i:      # Note [Zeroing without memset]: 8-byte stores
+                b.store(ll.Constant(I64, 0), b.gep(local, [i]))
+            zeroing.back_edge.set_metadata("llvm.loop", loop_hints(
+                self.out, vectorize_width=1, interleave_count=1))
         local = b.bitcast(local, I8.as_pointer())
         stack_block = b.block
         b.branch(done)
         b.position_at_end(heap_block)
-        heap = self._allocate_heap(var, count, size, site, dims)
+        heap = self._allocate_heap(var, count, size, site, dims, zeroed)
         heap_end = b.block
         b.branch(done)
         b.position_at_end(done)

@@ -409,13 +409,14 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         t = ir.representation(target.type)     # a ulog's logarithm goes up or down
         combines = UPDATE_TABLE[stmt.op].combines      # the IR has += -= ^= only
         # onto a zero (Note [Updates onto zeros], rlang/ir/onto_zeros.py): no load, and
-        # `nsz` lets LLVM fold 0 ± v (the zero's sign may differ)
+        # `nsz` lets LLVM fold 0 ± v unless the zero's sign is kept (`signed_zero`)
         old = self.from_storage(ll.Constant(storage_type(target.type), 0) if stmt.onto_zero
                                 else self.builder.load(pointer), target.type)
         if combines == "xor":
             new = self.builder.xor(old, value)
         elif t in ("f32", "f64"):
-            flags = ("reassoc",) * stmt.reassociable + ("nsz",) * stmt.onto_zero
+            flags = ("reassoc",) * stmt.reassociable + \
+                ("nsz",) * (stmt.onto_zero and not stmt.signed_zero)
             wide = t == "f32" and stmt.value.type == "f64"     # Note [f32 updates]
             if wide:
                 old = self.builder.fpext(old, ll.DoubleType())
@@ -502,10 +503,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         dims = [self.expr(d) for d in stmt.dims]
         memory, count, size = self._array_size(stmt, dims)
         shown = dims if stmt.sites else ()
-        if var in self.stack_arrays:
-            data = self._allocate_small_or_heap(var, count, size, memory, shown)
-        else:
-            data = self._allocate_heap(var, count, size, memory, shown)
+        data = self.array_data(stmt, count, size, memory, shown)
         self.fill_descriptor(desc, data, dims)
         if isinstance(stmt.value, ir.ConstArray):
             memcpy = self.runtime("memcpy", I8.as_pointer(),

@@ -40,7 +40,7 @@ from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `disk_cache.package_digest`).
-CODE_VERSION = "7"
+CODE_VERSION = "8"
 
 _initialised = False
 _INITIALISING = threading.Lock()

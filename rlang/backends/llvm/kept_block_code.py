@@ -25,7 +25,7 @@ import types
 
 from llvmlite import ir as ll
 
-from ..abi import GIVE_HOOK, TAKE_HOOK
+from ..abi import GIVE_HOOK, TAKE_HOOK, TAKE_RAW_HOOK
 from .types import I1, I64, I8
 
 #: Blocks smaller than this are not kept (glibc reuses its heap for them).
@@ -56,11 +56,23 @@ def block_functions(out: ll.Module) -> tuple:
     return take, out.globals["rev_block_give"]
 
 
+def raw_block_take(out: ll.Module) -> ll.Function:
+    """`i8* rev_block_take_raw(i64 size)` of the module `out`: `size` bytes that
+    need not be zero (Note [Arrays written before they are read],
+    rlang/ir/first_writes.py), given back by `rev_block_give`; through the
+    process's routines where the hook is set, by malloc where not."""
+    block_functions(out)
+    take = out.globals.get("rev_block_take_raw")
+    return take if take is not None else \
+        _wrapper(out, "rev_block_take_raw", _TAKE, TAKE_RAW_HOOK, zeroed=False)
+
+
 class _AllocatorAttributes(ll.values.FunctionAttributes):
     """Function attributes llvmlite does not list: those that make LLVM treat a
     function as calloc or free (Note [Allocators LLVM can see])."""
     _known = ll.values.FunctionAttributes._known | {
-        'allockind("alloc,zeroed")', 'allockind("free")', "allocsize(0)",
+        'allockind("alloc,zeroed")', 'allockind("alloc,uninitialized")',
+        'allockind("free")', "allocsize(0)",
         f'"alloc-family"="{_FAMILY}"'}
 
 
@@ -69,13 +81,15 @@ class _FreedArgument(ll.values.ArgumentAttributes):
                                      "allocptr": False})
 
 
-def _wrapper(out: ll.Module, name: str, kind: ll.FunctionType, hook_name: str):
+def _wrapper(out: ll.Module, name: str, kind: ll.FunctionType, hook_name: str,
+             zeroed: bool = True):
     fn = ll.Function(out, kind, name=name)
     fn.linkage = "internal"
     allocates = kind is _TAKE
+    zeros = "zeroed" if zeroed else "uninitialized"
     fn.attributes = _AllocatorAttributes([
         "nounwind", "noinline", f'"alloc-family"="{_FAMILY}"',
-        *(['allockind("alloc,zeroed")', "allocsize(0)"] if allocates else
+        *([f'allockind("alloc,{zeros}")', "allocsize(0)"] if allocates else
           ['allockind("free")'])])
     if allocates:
         fn.return_value.add_attribute("noalias")
@@ -88,9 +102,11 @@ def _wrapper(out: ll.Module, name: str, kind: ll.FunctionType, hook_name: str):
     with b.if_then(b.icmp_unsigned("!=", routine, ll.Constant(routine.type, None))):
         result = b.call(routine, list(fn.args))
         b.ret(result) if kind is _TAKE else b.ret_void()
-    if kind is _TAKE:
+    if kind is _TAKE and zeroed:
         b.ret(b.call(_libc(out, "calloc", _POINTER, [I64, I64]),
                      [fn.args[0], ll.Constant(I64, 1)]))
+    elif kind is _TAKE:
+        b.ret(b.call(_libc(out, "malloc", _POINTER, [I64]), [fn.args[0]]))
     else:
         b.call(_libc(out, "free", ll.VoidType(), [_POINTER]), [fn.args[0]])
         b.ret_void()
@@ -106,14 +122,16 @@ def _libc(out: ll.Module, name: str, ret, args) -> ll.Function:
 # ------------------------------------------------------- the process's routines
 
 def routines() -> ll.Module:
-    """`rev_kept_take`, `rev_kept_give` (the hooks' targets), `rev_kept_release`
+    """`rev_kept_take`, `rev_kept_take_raw` (which does not zero), `rev_kept_give`
+    (the hooks' targets), `rev_kept_release`
     (frees every kept block, returns their bytes) and `rev_kept_held` over one
     table: KEEP_SLOTS block addresses, then the bytes the blocks hold."""
     out = ll.Module("rev_kept_blocks")
     table = ll.GlobalVariable(out, ll.ArrayType(_POINTER, KEEP_SLOTS + 1), name="rev_kept_table")
     table.initializer = ll.Constant(table.value_type, None)
     table.linkage = "internal"
-    _define_take(out, table)
+    _define_take(out, table, "rev_kept_take", zeroed=True)
+    _define_take(out, table, "rev_kept_take_raw", zeroed=False)
     _define_give(out, table)
     _define_release(out, table)
     held = ll.Function(out, ll.FunctionType(I64, []), name="rev_kept_held")
@@ -133,10 +151,11 @@ def _counter(b: ll.IRBuilder, table):
     return b.bitcast(_slot(b, table, KEEP_SLOTS), I64.as_pointer())
 
 
-def _define_take(out: ll.Module, table) -> None:
-    fn = ll.Function(out, _TAKE, name="rev_kept_take")
+def _define_take(out: ll.Module, table, name: str, zeroed: bool) -> None:
+    fn = ll.Function(out, _TAKE, name=name)
     size = fn.args[0]
     calloc = _libc(out, "calloc", _POINTER, [I64, I64])
+    malloc = _libc(out, "malloc", _POINTER, [I64])
     free = _libc(out, "free", ll.VoidType(), [_POINTER])
     memset = out.declare_intrinsic("llvm.memset", [_POINTER, I64])
     b = ll.IRBuilder(fn.append_basic_block("entry"))
@@ -158,7 +177,8 @@ def _define_take(out: ll.Module, table) -> None:
             with then:
                 b.atomic_rmw("sub", _counter(b, table), kept, "monotonic")
                 data = b.gep(block, [ll.Constant(I64, HEADER)])
-                b.call(memset, [data, ll.Constant(I8, 0), size, ll.Constant(I1, 0)])
+                if zeroed:
+                    b.call(memset, [data, ll.Constant(I8, 0), size, ll.Constant(I1, 0)])
                 b.ret(data)
             with otherwise:             # not this one: back into its slot, or freed
                 back = b.cmpxchg(place, ll.Constant(_POINTER, None), block, "acq_rel",
@@ -169,7 +189,9 @@ def _define_take(out: ll.Module, table) -> None:
         b.branch(following)
         slot = following
     b.position_at_end(fresh)
-    block = b.call(calloc, [b.add(size, ll.Constant(I64, HEADER)), ll.Constant(I64, 1)])
+    whole = b.add(size, ll.Constant(I64, HEADER))
+    block = b.call(calloc, [whole, ll.Constant(I64, 1)]) if zeroed else \
+        b.call(malloc, [whole])
     with b.if_then(b.icmp_unsigned("==", block, ll.Constant(_POINTER, None))):
         b.ret(block)
     b.store(size, b.bitcast(block, I64.as_pointer()))

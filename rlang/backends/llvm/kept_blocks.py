@@ -41,13 +41,13 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..abi import GIVE_HOOK, TAKE_HOOK
+from ..abi import GIVE_HOOK, TAKE_HOOK, TAKE_RAW_HOOK
 
 
 # ------------------------------------------------------------------ Python's side
 
 _LOCK = threading.Lock()
-_LOADED: list = []          # [code, take, give, release, held] once loaded
+_LOADED: list = []          # [code, take, give, release, held, take_raw] once loaded
 
 
 def install(engine, process_code) -> None:
@@ -56,11 +56,14 @@ def install(engine, process_code) -> None:
     from the disk cache where they are there)."""
     take = engine.get_global_value_address(TAKE_HOOK)
     give = engine.get_global_value_address(GIVE_HOOK)
+    raw = engine.get_global_value_address(TAKE_RAW_HOOK)
     if not (take or give):
         return
     routines = _routines_loaded(process_code)
     ctypes.c_void_p.from_address(take).value = routines[1]
     ctypes.c_void_p.from_address(give).value = routines[2]
+    if raw:
+        ctypes.c_void_p.from_address(raw).value = routines[5]
 
 
 def _routines_loaded(process_code) -> list:
@@ -70,7 +73,8 @@ def _routines_loaded(process_code) -> list:
             address = code.get_function_address
             _LOADED[:] = [code, address("rev_kept_take"), address("rev_kept_give"),
                           ctypes.CFUNCTYPE(ctypes.c_int64)(address("rev_kept_release")),
-                          ctypes.CFUNCTYPE(ctypes.c_int64)(address("rev_kept_held"))]
+                          ctypes.CFUNCTYPE(ctypes.c_int64)(address("rev_kept_held")),
+                          address("rev_kept_take_raw")]
         return _LOADED
 
 
