@@ -50,8 +50,8 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .affine import loop_direction
-from .walk import (expr_vars, nested_bodies, stmt_exprs, stmt_places, with_nested_bodies,
-                   written_vars)
+from .walk import (expr_vars, has_checks, nested_bodies, stmt_exprs, stmt_places,
+                   with_nested_bodies, written_vars)
 
 _ELEMENTS = ("f64", "f32", "i64", "i32")
 
@@ -217,7 +217,23 @@ class _Walk:
 
     # -------------------------------------------------------------- statements
     def body(self, stmts: tuple) -> tuple:
-        return tuple(self.statement(stmt) for stmt in stmts)
+        return tuple(stmt if self._unread(stmts, k) else self.statement(stmt)
+                     for k, stmt in enumerate(stmts))
+
+    def _unread(self, stmts: tuple, k: int) -> bool:
+        """Whether `stmts[k]` allocates a scalar nobody reads before its unchecked
+        deallocation: a dead temporary (the seed of a zero gradient) whose value,
+        whatever it is, goes nowhere."""
+        stmt = stmts[k]
+        if not isinstance(stmt, ir.Alloc) or isinstance(stmt.var.type, ir.ArrayType) or \
+                stmt.value is None or has_checks(stmt.value):
+            return False
+        for later in stmts[k + 1:]:
+            if isinstance(later, ir.Dealloc) and later.var is stmt.var:
+                return later.site is None
+            if stmt.var in self.mentioned(later):
+                return False
+        return False
 
     def statement(self, stmt):
         var = self.var
@@ -225,6 +241,8 @@ class _Walk:
             if stmt.site is not None and not self._covers_all():
                 raise _Unsure
             return stmt
+        if isinstance(stmt, ir.Dealloc) and stmt.site is None:
+            return stmt             # unchecked: its value is not evaluated
         if isinstance(stmt, ir.Update) and stmt.target.var is var:
             return self.update(stmt)
         if isinstance(stmt, ir.For) and self._mentions(stmt):
