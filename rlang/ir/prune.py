@@ -28,7 +28,12 @@ each statement list:
 
 Allocations and deallocations are always kept (memory is still taken and given
 back), so the program stays well formed; only the values left in dead ancillas
-differ, and nothing can observe them.
+differ, and nothing can observe them.  A scalar allocated for nobody (not live
+after its allocation: a gradient pass's seeds of a dropped gradient, `seed ←
+h·grad · ∂h/∂s` for an integer s) is given a zero instead of its value, when
+computing that value can fail no check: otherwise it would keep alive what the
+value reads, and with it every update of it (ode's step length h, whose
+gradient four updates a component summed for nobody).
 
 Bounds checks are made with invcheck off too (Note [Checks invcheck does not turn
 off], rlang/lower/statements.py), so an uncomputation that indexes arrays is kept unless its
@@ -266,6 +271,19 @@ def _is_size(e, sizes) -> bool:
     return isinstance(e, ir.Read) and e.field is None and e.var in sizes
 
 
+_ZEROS = {"f64": 0.0, "f32": 0.0, "i64": 0, "i32": 0, "bool": False}
+
+
+def _allocated_for_nobody(stmt: ir.Alloc) -> ir.Alloc:
+    """A scalar allocation nobody reads, with a zero for its value where that value
+    reads something and can fail no check (Note [Dead uncomputation])."""
+    t = stmt.var.type
+    if t not in _ZEROS or stmt.value is None or isinstance(stmt.value, ir.Const) or \
+            has_checks(stmt.value):
+        return stmt
+    return replace(stmt, value=ir.Const(_ZEROS[t], t))
+
+
 def _prune(body: tuple, live_out: set, effects: _Effects) -> tuple:
     """`body` without its dead quiet statements, given the variables live after it
     (`body` itself when nothing is dropped)."""
@@ -290,6 +308,8 @@ def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
                 kept.extend(reversed(zeroing))
                 live |= _mentioned(stmt) - {stmt.stack}
                 continue
+        if isinstance(stmt, ir.Alloc) and stmt.var not in live:
+            stmt = _allocated_for_nobody(stmt)
         stmt = _prune_inside(stmt, live, effects)
         kept.append(stmt)
         live |= _mentioned(stmt)

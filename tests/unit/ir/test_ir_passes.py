@@ -177,6 +177,23 @@ def test_an_uncomputation_freed_unchecked_is_dropped():
     assert new == (body[0], body[1], body[2], body[4])
 
 
+def test_a_scalar_allocated_for_nobody_keeps_nothing_alive():
+    """`seed ← g · 2.0` freed unread is given a zero, so the updates of g (read by
+    nothing else) go; one whose value can fail a check keeps its value."""
+    y, x = param("y"), param("x")
+    g, seed = ir.Var("g·grad", "f64"), ir.Var("seed", "f64")
+    body = [ir.Alloc(g, f64(0.0)), add(g, times(read(x), read(x))), add(y, read(x)),
+            ir.Alloc(seed, times(read(g), f64(2.0))), ir.Dealloc(seed, None, None),
+            ir.Dealloc(g, None, None)]
+    new = body_of(prune_module(module_of(function(body, [y, x]))))
+    assert new == (body[0], body[2], ir.Alloc(seed, f64(0.0)), body[4], body[5])
+    a = param("a", VEC)
+    checked = ir.Binary("+", read(g), ir.Load(a, (ir.Const(5, "i64"),), 0), "f64")
+    body[3] = ir.Alloc(seed, checked)
+    module = module_of(function(body, [y, x, a]), sites=[ir.Site("bounds", None, "f", False)])
+    assert prune_module(module) is module
+
+
 def test_an_uncomputation_freed_checked_is_kept():
     body, params = uncomputation(dealloc_site=0)
     module = module_of(function(body, params), sites=[ir.Site("dealloc", None, "f", False)])
