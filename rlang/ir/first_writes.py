@@ -51,7 +51,7 @@ from dataclasses import replace
 from . import nodes as ir
 from .affine import loop_direction
 from .walk import (expr_vars, has_checks, nested_bodies, stmt_exprs, stmt_places,
-                   with_nested_bodies, written_vars)
+                   walk, with_nested_bodies, written_vars)
 
 _ELEMENTS = ("f64", "f32", "i64", "i32")
 
@@ -210,6 +210,12 @@ class _Walk:
         """`stmts` (ending with the deallocation) with the first writes marked, or
         None when the walk cannot follow the array through them."""
         self.fixed = _FixedVars(stmts)
+        self.last = []                  # the array's last index at each axis
+        for d in self.dims:
+            try:
+                self.last.append(_plus(_form(d, self.fixed), -1))
+            except _Unsure:
+                self.last.append(None)  # (an extent that is not linear)
         try:
             return self.body(stmts)
         except _Unsure:
@@ -250,7 +256,7 @@ class _Walk:
         if self._mentions(stmt):
             if var in written_vars((stmt,)):
                 raise _Unsure
-            for s in (stmt, *_walk_nested(stmt)):     # it only reads the array
+            for s in walk((stmt,)):                 # it only reads the array
                 for e in stmt_exprs(s):
                     self.reads(e)
                 for place in stmt_places(s):
@@ -300,26 +306,21 @@ class _Walk:
         for e in stmt_exprs(loop):
             self.reads(e)
         k = loop.var
-        per_pass = _Writes(self).of(loop.body, k)
+        per_pass = _Writes(self).of(loop.body, k)       # empty: it only reads the array
         first, last = _ends(loop)
         low, high = (first, last) if direction > 0 else (last, first)
         self.ranges[k] = (_bound_forms(low, self.fixed, upper=False),
                           _bound_forms(high, self.fixed, upper=True))
-        if not per_pass:            # it only reads the array
-            self.fixed.add(k)
-            body = self.body(loop.body)
-            del self.ranges[k]
-            self.fixed.discard(k)
-            return loop if body == loop.body else replace(loop, body=body)
-        first, last = _form(first, self.fixed), _form(last, self.fixed)
-        must0, may0 = self.must, self.may
-        before_k = ((k, 1),), -direction        # the pass before k
+        if per_pass:
+            first, last = _form(first, self.fixed), _form(last, self.fixed)
+            must0, may0 = self.must, self.may
+            self._swept(must0, may0, per_pass, k, first, (((k, 1),), -direction), direction)
         self.fixed.add(k)
-        self._swept(must0, may0, per_pass, k, first, before_k, direction)
         body = self.body(loop.body)
         del self.ranges[k]
         self.fixed.discard(k)
-        self._swept(must0, may0, per_pass, k, first, last, direction)
+        if per_pass:
+            self._swept(must0, may0, per_pass, k, first, last, direction)
         return loop if body == loop.body else replace(loop, body=body)
 
     def _swept(self, must0, may0, per_pass, k, first, last, direction) -> None:
@@ -354,18 +355,7 @@ class _Walk:
         a bounds check fails otherwise, or `@inbounds` promised it), is in `box`."""
         return all((lo == _ZERO or self._nonnegative(_minus(p, lo))) and
                    (hi == last or self._nonnegative(_minus(hi, p)))
-                   for p, (lo, hi), last in zip(point, box, self._last_indices()))
-
-    def _last_indices(self) -> list:
-        """The forms of the array's last index at each axis (None where its
-        extent is not linear)."""
-        last = []
-        for d in self.dims:
-            try:
-                last.append(_plus(_form(d, self.fixed), -1))
-            except _Unsure:
-                last.append(None)
-        return last
+                   for p, (lo, hi), last in zip(point, box, self.last))
 
     def _outside(self, point: tuple, box: tuple) -> bool:
         return any(self._nonnegative(_plus(_minus(lo, p), -1)) or
@@ -374,14 +364,10 @@ class _Walk:
 
     def _covers_all(self) -> bool:
         """Whether one box of `must` holds every element of the array."""
-        try:
-            extents = [_form(d, self.fixed) for d in self.dims]
-        except _Unsure:
-            return False
-        return any(all(self._nonnegative(_scaled(lo, -1)) and
-                       self._nonnegative(_minus(hi, _plus(extent, -1)))
-                       for (lo, hi), extent in zip(box, extents))
-                   for box in self.must)
+        return None not in self.last and any(
+            all(self._nonnegative(_scaled(lo, -1)) and self._nonnegative(_minus(hi, last))
+                for (lo, hi), last in zip(box, self.last))
+            for box in self.must)
 
     def _mentions(self, stmt) -> bool:
         return self.var in self.mentioned(stmt)
@@ -440,11 +426,11 @@ class _Writes:
     every element of it is surely written) pairs, whose ends may hold the pass's
     index but no index of a loop inside the body."""
 
-    def __init__(self, walk: _Walk):
-        self.walk = walk
+    def __init__(self, walker: _Walk):
+        self.walker = walker
 
     def of(self, body: tuple, index) -> list:
-        fixed = self.walk.fixed
+        fixed = self.walker.fixed
         fixed.add(index)
         try:
             return self._boxes(body)
@@ -452,14 +438,14 @@ class _Writes:
             fixed.discard(index)
 
     def _boxes(self, body: tuple) -> list:
-        var, fixed, boxes = self.walk.var, self.walk.fixed, []
+        var, fixed, boxes = self.walker.var, self.walker.fixed, []
         for stmt in body:
             if isinstance(stmt, ir.Update) and stmt.target.var is var:
                 if not isinstance(stmt.target, ir.ElemPlace):
                     raise _Unsure
                 point = tuple(_form(i, fixed) for i in stmt.target.indices)
                 boxes.append((tuple((p, p) for p in point), True))
-            elif isinstance(stmt, ir.For) and self.walk._mentions(stmt):
+            elif isinstance(stmt, ir.For) and self.walker._mentions(stmt):
                 direction = loop_direction(stmt)
                 if direction == 0 or stmt.parallel:
                     raise _Unsure
@@ -531,9 +517,3 @@ def _touch(a: tuple, b: tuple) -> bool:
     axis = different[0]
     return _plus(a[axis][1], 1) == b[axis][0]
 
-
-def _walk_nested(stmt):
-    for inner in nested_bodies(stmt):
-        for s in inner:
-            yield s
-            yield from _walk_nested(s)

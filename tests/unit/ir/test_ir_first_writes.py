@@ -222,8 +222,10 @@ def programs():
 def test_horner_agrees_with_the_interpreter(programs, invcheck, m, n):
     x = np.linspace(-0.7, 1.3, m)
     expected = programs["interp"][invcheck]["horner!"](0.0, x, n)[0]
-    for _ in range(3):          # memory the call before left dirty
-        assert programs["llvm"][invcheck]["horner!"](0.0, x, n)[0] == expected
+    compiled = programs["llvm"][invcheck]["horner!"]
+    for _ in range(3):          # memory a call before left dirty, with other values
+        compiled(0.0, np.full(12, 1e6), 30)
+        assert compiled(0.0, x, n)[0] == expected
 
 
 @pytest.mark.parametrize("invcheck", [False, True])
