@@ -28,8 +28,9 @@ from llvmlite import ir as ll
 from ..abi import GIVE_HOOK, TAKE_HOOK, TAKE_RAW_HOOK
 from .types import I1, I64, I8
 
-#: Blocks smaller than this are not kept (glibc reuses its heap for them).
-KEEP_FROM = 1 << 20
+#: Blocks smaller than this are not kept: glibc reuses its heap for them (its mmap
+#: threshold starts at 128 KiB; Note [Large ancillas kept between calls]).
+KEEP_FROM = 1 << 17
 #: How many blocks, and how many bytes in all, the table keeps.
 KEEP_SLOTS = 8
 KEEP_BUDGET = 256 << 20

@@ -16,11 +16,17 @@ kernel (perf: page faults, clearing pages, unmapping).  NumPy pays the faults
 too; a caller running the same function again and again (an optimiser, a
 sampler) pays them on every call.
 
-So freed heap ancillas of at least KEEP_FROM bytes are kept, up to KEEP_SLOTS
-blocks and KEEP_BUDGET bytes in all (kept_block_code.py), in a table shared by
-every compiled module of the process, and the next ancilla that fits (a kept block of its size up to twice
-it) takes one and zeroes it with memset, whose pages are already there: the
-gradient above went from 44 ms to 15 ms (benchmarks/primal_speed.py).  Each block
+So freed heap ancillas of at least KEEP_FROM bytes (128 KiB) are kept, up to
+KEEP_SLOTS blocks and KEEP_BUDGET bytes in all (kept_block_code.py), in a table
+shared by every compiled module of the process, and the next ancilla that fits (a
+kept block of its size up to twice it) takes one and zeroes it with memset, whose
+pages are already there: the gradient above went from 44 ms to 15 ms
+(benchmarks/primal_speed.py).  Blocks from 128 KiB up fault too: glibc maps them
+afresh, or takes them from the top of its heap and, once two of them are freed
+there, gives that top back to the system (its trim threshold is twice the last
+mapped block's size).  The gradient of logistic! (benchmarks/llvm/workloads.rev)
+with a 0.96 MB ancilla took 1.32–1.34 ms while only blocks of 1 MiB were kept, and
+0.97 ms now (with a 0.51 MB one: 0.53–0.72 ms, now 0.52–0.54 ms).  Each block
 carries a 16-byte header holding its size (the data stays 16-byte aligned).
 Taking and giving swap slots atomically (`xchg`, `cmpxchg`), so `@parallel for`
 bodies and threaded calls may share the table; a block is only read after its

@@ -15,7 +15,7 @@ from rlang.backends.llvm import kept_blocks
 from rlang.backends.llvm.kept_block_code import KEEP_BUDGET, KEEP_FROM
 from rlang.errors import RlangError
 
-# n ≥ 2^17 doubles is a block of at least KEEP_FROM bytes; logistic! (an ancilla-array
+# n ≥ 2^14 doubles is a block of at least KEEP_FROM bytes; logistic! (an ancilla-array
 # recurrence) is the benchmarks' (workloads.rev)
 WORKLOADS = Path(__file__).resolve().parents[3] / "benchmarks" / "llvm" / "workloads.rev"
 SOURCE = f"""
