@@ -40,6 +40,18 @@ function recurrence!(y!: f64[:], x: f64[:])
     end
 end
 
+# the same recurrence through an ancilla freed in every pass, as GradBench's RK4
+# step keeps its stages: the ancilla's seed is zero wherever y![i]'s is
+function staged!(y!: f64[:], x: f64[:])
+    for i = length(y!) - 1:-1:1
+        @routine begin
+            k ← x[i] * y![i - 1]
+        end
+        y![i] += 0.5 * x[i] * k
+        ~@routine
+    end
+end
+
 # y! += 3 x^2 through two ancillas; at x = 0 both of their gradients are zero,
 # but not their derivatives (the Hessian needs those seeds' chain rule)
 function prod!(y!: f64, x: f64)
@@ -86,6 +98,32 @@ def test_seed_branches_stay_in_loops_carried_through_elements():
     module = _gradient_pass("recurrence!", args)
     assert _branches_and_selects(selects_outside_gathers(module)) == \
         _branches_and_selects(module) == (1, 0)
+
+
+def test_a_freed_ancillas_chain_rule_is_a_seed_branch_too():
+    """The chain rule of `k ← x[i] * y![i - 1]`, run where the pass frees k, is a
+    branch on k's seed like an update's (Note [Seeds of freed ancillas]): in a serial
+    loop both stay branches, in a loop that vectorises both become selects."""
+    module = _gradient_pass("staged!", [np.ones(4), np.ones(4)])
+    assert _branches_and_selects(module) == (2, 0)
+    assert _branches_and_selects(selects_outside_gathers(module)) == (2, 0)
+    prod = _gradient_pass("prod!", [0.0, 0.0])
+    assert _branches_and_selects(prod)[0] > 0
+    assert _branches_and_selects(selects_outside_gathers(prod))[0] == 0
+
+
+def test_a_freed_ancilla_with_a_zero_seed_adds_nothing():
+    """y[1]'s loss leaves y[2..]'s seeds, and with them k's, zero; x[3] = inf makes
+    k's partial in y[2] infinite, which the branch skips as the interpreter does."""
+    x = np.array([0.0, 2.0, -1.5, np.inf, 0.5])
+    y0 = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    llvm = rlang.loads(SOURCE, backend="llvm", invcheck=False)
+    interp = rlang.loads(SOURCE, invcheck=False)
+    for loss in (("y!", 1), ("y!", 2), ("y!", 4)):
+        got = rlang.gradient(llvm["staged!"], [y0.copy(), x], loss)
+        assert_same_gradients(got, rlang.gradient(interp["staged!"], [y0.copy(), x], loss))
+    finite = rlang.gradient(llvm["staged!"], [y0.copy(), x], ("y!", 2))
+    assert np.all(np.isfinite(finite[0])) and np.all(np.isfinite(finite[1]))
 
 
 def test_an_infinite_partial_behind_a_zero_seed_in_a_serial_loop_adds_nothing():
