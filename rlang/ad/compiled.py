@@ -395,11 +395,16 @@ def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vec
     return tuple(pulled), tuple(moved)
 
 
-def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool) -> tuple:
+def compiled_jvp(functions, name: str, args: list, tangents: list, inverse: bool,
+                 ran=None) -> tuple:
     """`rlang.jvp` on a compiled backend: the tangent transform of f run on copies of
-    the arguments with `tangents` (one per argument, None for those without one)."""
+    the arguments with `tangents` (one per argument, None for those without one).
+    `ran(run)`, if given, sees the `_ForwardOverReverse` that ran (for its builtin:
+    rlang/ad/jvp_call.py)."""
     run = _ForwardOverReverse(functions, name, args, None, inverse, "jvp")
     outputs, output_tangents = run.forward_run(run.tangents_along(tangents))
+    if ran is not None:
+        ran(run)
     return tuple(outputs), tuple(None if isinstance(t, Stack) else _value_tangent(t, v)
                                  for t, v in zip(output_tangents, outputs))
 

@@ -75,9 +75,10 @@ def _module(name: str):
     call cost 2.2 µs of every call, of 18.)"""
     module = _LAZY.get(name)
     if module is None:
-        from . import compiled, gradient_route, hvp_call
+        from . import compiled, gradient_route, hvp_call, jvp_call
 
-        _LAZY.update(compiled=compiled, gradient_route=gradient_route, hvp_call=hvp_call)
+        _LAZY.update(compiled=compiled, gradient_route=gradient_route, hvp_call=hvp_call,
+                     jvp_call=jvp_call)
         module = _LAZY[name]
     return module
 
@@ -561,13 +562,20 @@ def jvp(function, args, tangents) -> tuple:
     (Note [Transforms of transforms])."""
     if hasattr(function, "rlang_transform"):
         return _jvp_of_transform(function, args, tangents)
+    quick = _module("jvp_call").quick_jvp(function, args, tangents)
+    if quick is not None:           # Note [Gradient calls without Python]
+        return quick
     args = called_with(function, args, "jvp")
     tangents = _directions(function, args, tangents, "jvp")
     with callers_arrays_kept(args, function):
         module = function.module
         if module.compiled is not None:
+            made = _module("jvp_call").make_jvp_call
+
+            def ran(run):       # (its builtin, for later calls)
+                made(module.compiled, run, function.name, function.inverse, args)
             result = module.compiled_or_none(_compiled().compiled_jvp, function.name, list(args),
-                                             tangents, function.inverse)
+                                             tangents, function.inverse, ran)
             if result is not None:
                 return result
         forward = _dual_interpreter(function, args)

@@ -21,7 +21,7 @@ from ..frontend import ast
 from ..lower.argument_types import signature_of
 from .compiled import plan_key
 from .loss import loss_location
-from .native_calls import NativeCall, gradient_holders, input_kinds, results_of
+from .native_calls import NativeCall, call_made, gradient_holders, input_kinds, results_of
 
 
 def _key(name: str, inverse: bool, args, loss):
@@ -32,21 +32,8 @@ def _key(name: str, inverse: bool, args, loss):
 def quick_gradient_and_hvp(function, args, vector, loss):
     """(gradient, hvp) by the builtin an earlier call of these kinds made, or None
     (take the general way)."""
-    functions = getattr(getattr(function, "module", None), "compiled", None)
-    if functions is None or not isinstance(args, (list, tuple)) or \
-            not isinstance(vector, (list, tuple)):
-        return None
-    key = _key(function.name, function.inverse, args, loss)
-    made = functions.plans.get(key) if key else None
-    if not made:
-        return None
-    call, natives = made
-    result = call(*args, *vector)
-    if result:
-        return result
-    for native in natives:          # (a failed run's: the general way's run is next)
-        native.forget_frames()
-    return None
+    return call_made(function, args, vector,
+                     lambda name, inverse, args: _key(name, inverse, args, loss))
 
 
 def make_hvp_call(functions, run, name: str, inverse: bool, args: list, loss) -> None:

@@ -138,3 +138,26 @@ def function_call(signature: tuple, types: tuple, written, aliasing: bool):
                                                          else ("int", k))
                       for k, kind in enumerate(inputs)),
         writable=written, apart=written if aliasing else ())
+
+
+def call_made(function, args, extra, key_of):
+    """The result of the builtin an earlier call of `function` (a function of a
+    loaded module) made for arguments of these kinds, on `args` and then `extra` (a
+    vector, tangents); None where none was made or it gave () (a failed run: its
+    natives' frames are dropped, and the general way's run is next).
+    `key_of(name, inverse, args)` is the key of `plans` holding `(builtin, natives)`."""
+    functions = getattr(getattr(function, "module", None), "compiled", None)
+    if functions is None or not isinstance(args, (list, tuple)) or \
+            not isinstance(extra, (list, tuple)):
+        return None
+    key = key_of(function.name, function.inverse, args)
+    made = functions.plans.get(key) if key else None
+    if not made:
+        return None
+    call, natives = made
+    result = call(*args, *extra)
+    if result:
+        return result
+    for native in natives:
+        native.forget_frames()
+    return None

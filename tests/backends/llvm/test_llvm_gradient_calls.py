@@ -364,14 +364,82 @@ def test_hvp_builtin_passes_arrays_f_does_not_write_as_they_are(modules):
     assert_same_gradients(got[0], rlang.gradient(interp["spring!"], _copied(args), "e!"))
 
 
-def test_hvp_vectors_of_other_kinds_go_the_general_way(modules):
+# ---- rlang.jvp (rlang/ad/jvp_call.py)
+
+def _jvp_call(llvm, name: str, args):
+    from rlang.ad.jvp_call import _key
+
+    made = llvm.compiled.plans.get(_key(name, False, args))
+    return made[0] if made else made
+
+
+def _general_jvp(llvm, name: str, args, tangents):
+    """The general way's jvp, on a module loaded again (no builtin made yet)."""
+    general = rlang.load(llvm.unit.file, backend="llvm", invcheck=llvm.compiled.invcheck)
+    return rlang.jvp(general[name], _copied(args), tangents)
+
+
+def test_jvp_takes_a_builtin_that_gives_the_general_ways_bits(modules):
+    llvm, interp = modules
+    rng = np.random.default_rng(11)
+    args = _args(rng)
+    for _ in range(3):
+        rlang.jvp(llvm["spring!"], _copied(args), [0.5, np.ones(args[1].shape), None, None, 1.0])
+    assert _jvp_call(llvm, "spring!", args)
+    for _ in range(4):
+        args = _args(rng, n=int(rng.integers(1, 6)))
+        tangents = [float(rng.normal()), rng.normal(size=args[1].shape), rng.normal(size=3),
+                    7, None]
+        kept = _copied(args)
+        got = rlang.jvp(llvm["spring!"], args, tangents)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(args, kept)
+                   if isinstance(a, np.ndarray))
+        assert all(g is not a for g, a in zip(got[0], args) if isinstance(a, np.ndarray))
+        expected = _general_jvp(llvm, "spring!", args, tangents)
+        _identical(got[0], expected[0])
+        _identical(got[1], expected[1])
+        want = rlang.jvp(interp["spring!"], _copied(args), tangents)
+        assert_same_gradients(got[1], want[1])
+        assert got[0][3] == want[0][3] and np.allclose(got[0][0], want[0][0], rtol=1e-12)
+
+
+def test_jvp_builtin_gives_new_outputs_of_written_arrays(modules):
+    llvm, interp = modules
+    x = np.linspace(-1.0, 1.0, 6)
+    tangents = [1.0, np.arange(6.0), 0.5]
+    for _ in range(3):
+        rlang.jvp(llvm["moved!"], [0.0, x.copy(), 0.3], tangents)
+    builtin = _jvp_call(llvm, "moved!", [0.0, x, 0.3])
+    assert builtin
+    kept = x.copy()
+    first, second = (builtin(0.0, x, 0.3, *tangents) for _ in range(2))
+    assert x.tobytes() == kept.tobytes()
+    assert first[0][1] is not second[0][1] and first[0][1] is not x
+    _identical(first[1], second[1])
+    want = rlang.jvp(interp["moved!"], [0.0, x.copy(), 0.3], tangents)
+    assert_same_gradients(first[1], want[1])
+    assert np.allclose(first[0][1], want[0][1], rtol=1e-14)
+
+
+@pytest.mark.parametrize("driver", ["hvp", "jvp"])
+def test_vectors_of_other_kinds_go_the_general_way(modules, driver):
+    """The hvp's and the jvp's builtins give () for vectors (tangents) they do not
+    take, and the general way converts or refuses them as the interpreter does."""
     llvm, interp = modules
     rng = np.random.default_rng(8)
     args = _args(rng)
     vector = [0.0, np.ones(args[1].shape), np.ones(3), None, 1.0]
+    if driver == "hvp":
+        def run(module, case):
+            return rlang.hvp(module["spring!"], _copied(args), case, "e!")
+    else:
+        def run(module, case):
+            return rlang.jvp(module["spring!"], _copied(args), case)[1]
     for _ in range(3):
-        rlang.hvp(llvm["spring!"], _copied(args), vector, "e!")
-    builtin = _hvp_call(llvm, "spring!", args, "e!")
+        run(llvm, vector)
+    builtin = _hvp_call(llvm, "spring!", args, "e!") if driver == "hvp" else \
+        _jvp_call(llvm, "spring!", args)
+    assert builtin
     others = [[1, *vector[1:]],                                # an int for a float
               [0.0, np.ones(args[1].shape).tolist(), *vector[2:]],     # a list
               [0.0, np.ones(args[1].shape, dtype=np.float32), *vector[2:]],
@@ -380,14 +448,13 @@ def test_hvp_vectors_of_other_kinds_go_the_general_way(modules):
     for case in others:
         assert builtin(*args, *case) == ()
         try:
-            expected = rlang.hvp(interp["spring!"], _copied(args), case, "e!")
+            expected = run(interp, case)
         except rlang.RlangError as error:
             with pytest.raises(rlang.RlangError) as got:
-                rlang.hvp(llvm["spring!"], _copied(args), case, "e!")
+                run(llvm, case)
             assert got.value.message == error.message
         else:
-            assert_same_gradients(rlang.hvp(llvm["spring!"], _copied(args), case, "e!"),
-                                  expected)
+            assert_same_gradients(run(llvm, case), expected)
 
 
 def test_hvp_of_a_loss_element(modules):
