@@ -3,15 +3,15 @@ loop takes the gradient of a potential (evals/particle.rev).
 
 The four functions nest two derivatives: the outer one (of the loss with respect
 to w, for the descent) is `rlang.grad` (reverse, "r…") or `rlang.jvp` (forward,
-"f…") of `trajectory!`; the inner one (the force, inside the Euler loop) is the
+"f…") of `particle_loss!`; the inner one (the force, inside the Euler loop) is the
 rev program's `grad` or `fgrad` statement ("…r" or "…f"), chosen by its
-`forward` argument.
+`forward` argument.  `particle_loss!` keeps trajectory!'s path and history to
+itself (compute, copy, uncompute), so each call passes and returns numbers only.
 """
 
 from __future__ import annotations
 
 import rlang
-from rlang.values import Stack
 
 from . import warm_up
 from ..common import Prepared, UnknownFunction
@@ -23,31 +23,32 @@ MODES = {"rr": (True, False), "rf": (True, True), "fr": (False, False), "ff": (F
 
 
 def _arguments(w: float, forward: bool) -> tuple:
-    """trajectory!'s arguments: the loss, the path's state and its step count at
-    zero, an empty history, w, and the inner mode."""
-    return (0.0, 0.0, 0.0, 0.0, 0.0, 0, Stack("f64", []), w, forward)
+    """particle_loss!'s arguments: the loss at zero, w (a Python float, not the
+    descent's NumPy scalar, which the general call would convert on every call),
+    and the inner mode (1: forward)."""
+    return (0.0, float(w), 1 if forward else 0)
 
 
 def prepare(function: str, input) -> Prepared:
     if function not in MODES:
         raise UnknownFunction("particle", function)
     reverse, forward = MODES[function]
-    trajectory = program("particle")["trajectory!"]
+    particle_loss = program("particle")["particle_loss!"]
     w0 = float(input["w"])
 
     def loss(w: list) -> float:
-        return trajectory(*_arguments(w[0], forward))[0]
+        return particle_loss(*_arguments(w[0], forward))[0]
 
     if reverse:
-        gradient = rlang.grad(trajectory, "loss!", argnums=7)
+        gradient = rlang.grad(particle_loss, "loss!", argnums=1)
 
         def grad(w: list) -> list:
             return [gradient(*_arguments(w[0], forward))]
     else:
-        along_w = (0.0,) * 5 + (None, None, 1.0, None)
+        along_w = (0.0, 1.0, None)
 
         def grad(w: list) -> list:
-            return [rlang.jvp(trajectory, _arguments(w[0], forward), along_w)[1][0]]
+            return [rlang.jvp(particle_loss, _arguments(w[0], forward), along_w)[1][0]]
 
     def run():
         return argmin(loss, grad, [w0])[0]
