@@ -12,8 +12,9 @@ whose only effect is on ancillas freed unchecked for the dead-code pass; the see
 guards are placed on the statements that remain, which turns the seed branches
 into selects where it can; the conditional updates that remain of one element in
 a loop are then summed in scalars; updates onto zeros are marked, in
-straight-line code the branches no longer hide; last, the arrays whose zeros no
-one reads, once the dead uncomputation that read them is gone.
+straight-line code the branches no longer hide; then the arrays whose zeros no
+one reads, once the dead uncomputation that read them is gone; last, the
+recurrences written onto such zeros are carried in scalars.
 
 `ir/outputs.py` (`accumulate_only`) is an analysis, not a pass: the compiled AD
 driver asks it whether a gradient can skip the forward run.
@@ -26,6 +27,7 @@ from ..records import record
 from . import nodes as ir
 from .guards import selects_outside_gathers
 from .invariant_sums import sum_invariant_updates
+from .carried_values import carry_recurrences
 from .first_writes import mark_first_writes
 from .onto_zeros import mark_updates_onto_zeros
 from .prune import prune_module
@@ -50,6 +52,8 @@ PASSES: tuple[Pass, ...] = (
          "Note [Updates onto zeros], rlang/ir/onto_zeros.py"),
     Pass("first writes", mark_first_writes,
          "Note [Arrays written before they are read], rlang/ir/first_writes.py"),
+    Pass("carried values", carry_recurrences,
+         "Note [Recurrences carried in registers], rlang/ir/carried_values.py"),
 )
 
 

@@ -8,8 +8,9 @@ built from the dataclasses of rlang/ir/nodes.py.
   is on ancillas freed unchecked, and keeps checks, output, loops that might not
   end, calls that are not quiet and whatever a parameter or `main`'s store sees;
 - `run_passes` runs `PASSES` ("zeros", "prune", "guards", "invariant sums", "onto
-  zeros", "first writes") in that order, each on the previous one's result (the
-  last two are tested in test_ir_onto_zeros.py and test_ir_first_writes.py).
+  zeros", "first writes", "carried values") in that order, each on the previous
+  one's result (the last three are tested in test_ir_onto_zeros.py,
+  test_ir_first_writes.py and test_ir_carried_values.py).
 
 A pass returns the module itself when it changes nothing.  The seed-guard pass and
 the accumulate-only analysis are tested in test_ir_guards_and_outputs.py.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from rlang.ir import nodes as ir
+from rlang.ir.carried_values import carry_recurrences
 from rlang.ir.first_writes import mark_first_writes
 from rlang.ir.guards import selects_outside_gathers, when_nonzero
 from rlang.ir.invariant_sums import sum_invariant_updates
@@ -336,13 +338,14 @@ def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
 
 def test_the_passes_run_in_the_documented_order():
     assert [p.name for p in PASSES] == ["zeros", "prune", "guards", "invariant sums",
-                                        "onto zeros", "first writes"]
+                                        "onto zeros", "first writes", "carried values"]
     assert [p.run for p in PASSES] == [drop_zero_updates, prune_module,
                                        selects_outside_gathers, sum_invariant_updates,
-                                       mark_updates_onto_zeros, mark_first_writes]
+                                       mark_updates_onto_zeros, mark_first_writes,
+                                       carry_recurrences]
     for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py",
                                    "invariant_sums.py", "onto_zeros.py",
-                                   "first_writes.py")):
+                                   "first_writes.py", "carried_values.py")):
         assert step.note.startswith("Note [") and step.note.endswith("rlang/ir/" + file)
 
 
