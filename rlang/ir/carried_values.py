@@ -147,19 +147,20 @@ def _is_previous(load: ir.Load, target: ir.ElemPlace, at: list, axis: int, previ
 
 def _through_chain_ops(e, array) -> bool:
     """Whether every path from `e` down to a load of `array` goes through `+`, `-`
-    and `*` of f64 only (Note [Recurrences carried in registers])."""
-    if isinstance(e, ir.Load) and e.var is array:
-        return True
-    operands = ir.operands(e)
-    if not any(_mentions(x, array) for x in operands):
-        return True
-    if isinstance(e, ir.Binary) and e.op in _CHAIN_OPS and e.type == "f64" or \
-            isinstance(e, ir.Unary) and e.op == "-" and e.type == "f64":
-        return all(_through_chain_ops(x, array) for x in operands)
-    return False
+    and `*` of f64 only (Note [Recurrences carried in registers]); one walk."""
+    return _chain_reach(e, array) is not None
 
 
-def _mentions(e, array) -> bool:
+def _chain_reach(e, array):
+    """Whether `e` reads `array` (True/False), or None where some path down to such
+    a read passes through another operation."""
     if isinstance(e, ir.Load) and e.var is array:
         return True
-    return any(_mentions(x, array) for x in ir.operands(e))
+    reached = [_chain_reach(x, array) for x in ir.operands(e)]
+    if None in reached:
+        return None
+    if not any(reached):
+        return False
+    chain = isinstance(e, ir.Binary) and e.op in _CHAIN_OPS and e.type == "f64" or \
+        isinstance(e, ir.Unary) and e.op == "-" and e.type == "f64"
+    return True if chain else None

@@ -2,8 +2,14 @@
 rlang/ir/nodes.py: a function `f` of parameters, its body, a site table)."""
 from __future__ import annotations
 
+import textwrap
+
+from rlang.frontend.check import check
+from rlang.frontend.loader import loads_unit
 from rlang.ir import nodes as ir
+from rlang.ir.passes import run_passes
 from rlang.ir.walk import walk
+from rlang.lower.statements import lower
 
 VEC = ir.ArrayType("f64", 1, unit_stride=True)
 IVEC = ir.ArrayType("i64", 1, unit_stride=True)
@@ -49,3 +55,12 @@ def body_of(module: ir.Module, symbol: str = "f") -> tuple:
 
 def count(module: ir.Module, kind) -> int:
     return sum(isinstance(s, kind) for fn in module.functions.values() for s in walk(fn.body))
+
+
+def passed_from_source(source: str, file: str, name: str, types: tuple,
+                       invcheck: bool) -> ir.Module:
+    """The function `name` of the program `source` (shown as `file`), lowered for
+    argument `types` and passed through every IR pass."""
+    unit = loads_unit(textwrap.dedent(source), file)
+    check(unit)
+    return run_passes(lower(unit, name, types, False, invcheck))

@@ -6,19 +6,15 @@ interpreter's bits, zeros of either sign, infinities and NaNs included, for loop
 that run zero, one or many times."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
 import rlang
-from rlang.frontend.check import check
-from rlang.frontend.loader import loads_unit
 from rlang.ir import nodes as ir
 from rlang.ir.carried_values import carry_recurrences
-from rlang.ir.passes import run_passes
 from rlang.ir.walk import walk
-from rlang.lower.statements import lower
+
+from ir_builders import passed_from_source
 
 SOURCE = """
 # NiLang's recurrence in an ancilla array
@@ -107,9 +103,7 @@ F64 = ("f64", "f64", "f64", "i64")
 
 
 def _passed(name: str, types: tuple, invcheck: bool = False) -> ir.Module:
-    unit = loads_unit(textwrap.dedent(SOURCE), "carried_values.rev")
-    check(unit)
-    return run_passes(lower(unit, name, types, False, invcheck))
+    return passed_from_source(SOURCE, "carried_values.rev", name, types, invcheck)
 
 
 def _carried(module: ir.Module) -> list:

@@ -7,19 +7,15 @@ them) gives the interpreter's bits, for sizes where loops run once or not at all
 and for blocks of memory a call before left dirty."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
 import rlang
-from rlang.frontend.check import check
-from rlang.frontend.loader import loads_unit
 from rlang.ir import nodes as ir
 from rlang.ir.first_writes import mark_first_writes
-from rlang.ir.passes import run_passes
 from rlang.ir.walk import walk
-from rlang.lower.statements import lower
+
+from ir_builders import passed_from_source
 
 SOURCE = """
 # Horner's rule for a block of points, as evals/llsq.rev does it
@@ -146,9 +142,7 @@ FLOATS = ("f64", VEC, "i64")
 
 
 def _passed(name: str, types: tuple, invcheck: bool) -> ir.Module:
-    unit = loads_unit(textwrap.dedent(SOURCE), "first_writes.rev")
-    check(unit)
-    return run_passes(lower(unit, name, types, False, invcheck))
+    return passed_from_source(SOURCE, "first_writes.rev", name, types, invcheck)
 
 
 
