@@ -140,14 +140,16 @@ def csc(module, m: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2_000_000, help="recurrence steps")
-    parser.add_argument("--csc", type=int, default=1000, help="CSC matrix size")
+    parser.add_argument("--n", type=int, default=2_000_000, help="recurrence steps (0: skip)")
+    parser.add_argument("--csc", type=int, default=1000, help="CSC matrix size (0: skip)")
     parser.add_argument("--repeat", type=int, default=7)
     options = parser.parse_args()
     module = rlang.load(WORKLOADS, backend="llvm", invcheck=False)
     print(f"{'':34} {'rlang':>13} {'baseline':>13}")
-    recurrence(module, options.n, options.repeat)
-    csc(module, options.csc, options.repeat)
+    if options.n:
+        recurrence(module, options.n, options.repeat)
+    if options.csc:
+        csc(module, options.csc, options.repeat)
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ each statement list:
   ancillas (a later pass may read them), and at the end of a `for` loop body what
   Note [Liveness in for loops] says.
 
-Allocations and deallocations are always kept (memory is still taken and given
-back), so the program stays well formed; only the values left in dead ancillas
-differ, and nothing can observe them.  A scalar allocated for nobody (not live
+Allocations and deallocations are kept (memory is still taken and given back), so
+the program stays well formed; only the values left in dead ancillas differ, and
+nothing can observe them.  A scalar is the exception (Note [Scalars nobody reads]).  A scalar allocated for nobody (not live
 after its allocation: a gradient pass's seeds of a dropped gradient, `seed ←
 h·grad · ∂h/∂s` for an integer s) is given a zero instead of its value, when
 computing that value can fail no check: otherwise it would keep alive what the
@@ -228,6 +228,19 @@ class _Effects:
 # the program with its pops would take.
 
 
+# Note [Scalars nobody reads]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A scalar allocated with a constant (or a zero given it by Note [Dead
+# uncomputation]) and freed unchecked, with no statement between the two that
+# mentions it, is dropped with its deallocation: it takes no memory a program could
+# run out of, and nothing can observe it.  A gradient pass leaves such pairs where
+# a seed is known to be zero (`seed ← 0.0 … seed → `, its chain rule dropped by
+# Note [Known zeros], rlang/ir/zeros.py); kept, they made a loop body more than the
+# one update that Note [Recurrences carried in registers] (rlang/ir/carried_values.py)
+# carries, so the gradient pass's recomputation of an ancilla-array recurrence
+# kept its add onto zero in the chain.
+
+
 # Note [Allocations nobody reads]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # An array allocation can fail: for a negative extent (an error at its source
@@ -313,9 +326,29 @@ def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
         stmt = _prune_inside(stmt, live, effects)
         kept.append(stmt)
         live |= _mentioned(stmt)
-    if len(kept) == len(body) and all(a is b for a, b in zip(reversed(kept), body)):
+    kept = _without_unread_scalars(kept[::-1])
+    if len(kept) == len(body) and all(a is b for a, b in zip(kept, body)):
         return body, live
-    return tuple(reversed(kept)), live
+    return tuple(kept), live
+
+
+def _without_unread_scalars(body: list) -> list:
+    """`body` without the scalars it allocates with a constant (or nothing) and frees
+    unchecked, nothing between the two mentioning them (Note [Scalars nobody
+    reads])."""
+    open_at: dict = {}          # a candidate's variable → the position of its Alloc
+    drop: set = set()
+    for k, stmt in enumerate(body):
+        if isinstance(stmt, ir.Dealloc) and stmt.var in open_at and stmt.site is None:
+            drop |= {open_at.pop(stmt.var), k}
+            continue
+        if open_at:
+            for var in _mentioned(stmt) & open_at.keys():
+                del open_at[var]
+        if isinstance(stmt, ir.Alloc) and stmt.var.type in _ZEROS and \
+                (stmt.value is None or isinstance(stmt.value, ir.Const)):
+            open_at[stmt.var] = k
+    return [stmt for k, stmt in enumerate(body) if k not in drop] if drop else body
 
 
 def _prune_inside(stmt, live_after: set, effects: _Effects):

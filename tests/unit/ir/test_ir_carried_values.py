@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 import rlang
+from rlang.ad.adjoint_ir import adjoint_module
+from rlang.ad.derivatives import complete
 from rlang.ir import nodes as ir
 from rlang.ir.carried_values import carry_recurrences
+from rlang.ir.passes import run_passes
 from rlang.ir.walk import walk
+from rlang.lower.statements import lower
 
+from gradient_agreement import assert_same_gradients
 from ir_builders import passed_from_source
 
 SOURCE = """
@@ -141,6 +146,27 @@ def test_the_loop_carries_its_value_through_a_swap():
     assert not any(isinstance(e, ir.Load) for e in _subexpressions(alloc.value))
 
 
+def _gradient_pass(name: str, types: tuple) -> ir.Module:
+    unit = rlang.loads(SOURCE).unit
+    return run_passes(complete(adjoint_module(lower(unit, name, types, True, False))))
+
+
+def test_the_gradient_pass_carries_its_recomputation():
+    """The gradient pass recomputes s with every node in a temporary (the chain rule
+    of its known-zero seeds dropped): the temporaries are put back into the update
+    and the loop is carried; a checked read in a temporary keeps the loop as it is.
+    Its backward loop stores s's gradient onto zeros, and carries it (Note
+    [Gradients carried in registers]) whatever the operations (divided!), but not
+    past a second array update (two!), an element two passes back (skip!) or the
+    branches of checked reads (checked!)."""
+    assert _carried(_gradient_pass("logistic!", F64)) == ["s·carried", "s·grad·carried"]
+    assert _carried(_gradient_pass("down!", F64 + ("i64",))) == \
+        ["s·carried", "s·grad·carried"]
+    assert _carried(_gradient_pass("divided!", F64)) == ["s·grad·carried"]
+    for name in ("checked!", "two!", "skip!"):
+        assert _carried(_gradient_pass(name, F64)) == []
+
+
 def _subexpressions(e):
     yield e
     for x in ir.operands(e):
@@ -182,6 +208,15 @@ def test_the_compiled_recurrence_going_down_gives_the_interpreters_bits(programs
             expected = programs["interp"]["down!"](0.0, r, s0, n, k)[0]
             got = programs["llvm"]["down!"](0.0, r, s0, n, k)[0]
             assert _bits(got) == _bits(expected), (r, s0, n, k)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 300])
+def test_the_compiled_gradients_agree_with_the_interpreters(programs, n):
+    for name in ("logistic!", "divided!", "checked!"):
+        for r, s0 in ((2.5, 0.3), (-1.5, 0.25), (0.5, -0.0)):
+            want = rlang.gradient(programs["interp"][name], [0.0, r, s0, n], "y!")
+            got = rlang.gradient(programs["llvm"][name], [0.0, r, s0, n], "y!")
+            assert_same_gradients(got, want, (name, r, s0, n))
 
 
 def test_a_negative_zero_in_the_chain_is_stored_as_the_interpreter_stores_it(programs):

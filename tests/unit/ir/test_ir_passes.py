@@ -181,19 +181,43 @@ def test_an_uncomputation_freed_unchecked_is_dropped():
 
 def test_a_scalar_allocated_for_nobody_keeps_nothing_alive():
     """`seed ← g · 2.0` freed unread is given a zero, so the updates of g (read by
-    nothing else) go; one whose value can fail a check keeps its value."""
+    nothing else) go, and then seed itself (Note [Scalars nobody reads]); one whose
+    value can fail a check keeps its value."""
     y, x = param("y"), param("x")
     g, seed = ir.Var("g·grad", "f64"), ir.Var("seed", "f64")
     body = [ir.Alloc(g, f64(0.0)), add(g, times(read(x), read(x))), add(y, read(x)),
             ir.Alloc(seed, times(read(g), f64(2.0))), ir.Dealloc(seed, None, None),
             ir.Dealloc(g, None, None)]
     new = body_of(prune_module(module_of(function(body, [y, x]))))
-    assert new == (body[0], body[2], ir.Alloc(seed, f64(0.0)), body[4], body[5])
+    assert new == (body[2],)       # then g and seed themselves (Note [Scalars nobody reads])
     a = param("a", VEC)
     checked = ir.Binary("+", read(g), ir.Load(a, (ir.Const(5, "i64"),), 0), "f64")
     body[3] = ir.Alloc(seed, checked)
     module = module_of(function(body, [y, x, a]), sites=[ir.Site("bounds", None, "f", False)])
     assert prune_module(module) is module
+
+
+def test_scalars_nobody_reads_are_dropped_with_their_deallocation():
+    """An Alloc of a constant (or of nothing) and its unchecked Dealloc go when
+    nothing between them mentions the variable; a read, or a checked Dealloc, or a
+    value that is not a constant keeps them (Note [Scalars nobody reads])."""
+    y, x = param("y"), param("x")
+    seed, other = ir.Var("seed", "f64"), ir.Var("other", "f64")
+    pair = [ir.Alloc(seed, f64(0.0)), add(y, read(x)), ir.Dealloc(seed, None, None)]
+    assert body_of(prune_module(module_of(function(pair, [y, x])))) == (pair[1],)
+    nothing = [ir.Alloc(seed, None), ir.Alloc(other, f64(1.0)), ir.Dealloc(seed, None, None),
+               add(y, read(other)), ir.Dealloc(other, None, None)]
+    assert body_of(prune_module(module_of(function(nothing, [y, x])))) == \
+        (nothing[1], nothing[3], nothing[4])
+    read_between = [ir.Alloc(seed, f64(0.0)), add(y, read(seed)), ir.Dealloc(seed, None, None)]
+    module = module_of(function(read_between, [y, x]))
+    assert prune_module(module) is module
+    checked = [ir.Alloc(seed, f64(0.0)), ir.Dealloc(seed, f64(0.0), 0)]
+    module = module_of(function(checked, [y, x]), sites=[ir.Site("dealloc", None, "f", False)])
+    assert prune_module(module) is module
+    computed = [ir.Alloc(seed, times(read(x), read(x))), ir.Dealloc(seed, None, None)]
+    # zeroed (Note [Dead uncomputation]), it is then a constant nobody reads
+    assert body_of(prune_module(module_of(function(computed, [y, x])))) == ()
 
 
 def test_an_uncomputation_freed_checked_is_kept():
@@ -236,7 +260,8 @@ def test_calls_are_dropped_only_when_the_callee_is_quiet():
                          ir.Dealloc(t, f64(0.0), None)], [y, x])
 
     dropped = prune_module(module_of(caller("bump"), quiet, loud, sites=sites))
-    assert [type(s).__name__ for s in body_of(dropped)] == ["Alloc", "Update", "Dealloc"]
+    # (the scalar the call updated goes with it: Note [Scalars nobody reads])
+    assert [type(s).__name__ for s in body_of(dropped)] == ["Update"]
     kept = module_of(caller("shout"), quiet, loud, sites=sites)
     assert prune_module(kept) is kept
 
@@ -261,7 +286,8 @@ def test_a_dead_for_loop_with_a_constant_step_is_dropped_whole():
 
     assert count(prune_module(program(ir.Const(1, "i64"))), ir.For) == 0
     variable = body_of(prune_module(program(read(n))))   # a zero step is an error
-    assert isinstance(variable[2], ir.For) and variable[2].body == ()   # kept, emptied
+    assert isinstance(variable[1], ir.For) and variable[1].body == ()   # kept, emptied
+    assert len(variable) == 2       # t, read by nobody now, goes (Note [Scalars nobody reads])
 
 
 def records_kept_on_a_stack(zero_site):
@@ -279,7 +305,7 @@ def test_pushes_and_unchecked_pops_nobody_reads_are_dropped():
     body, params = records_kept_on_a_stack(zero_site=None)
     sites = [ir.Site("stack_memory", None, "f", False)]
     new = body_of(prune_module(module_of(function(body, params), sites=sites)))
-    assert new == (body[0], body[1], body[4], body[7], body[8])
+    assert new == (body[0], body[4], body[8])     # and t (Note [Scalars nobody reads])
 
 
 def test_a_checked_pop_and_the_push_it_reads_are_kept():
@@ -379,7 +405,7 @@ def test_zeros_before_prune_leaves_more_dead_code():
             ir.Dealloc(t, None, None), ir.Dealloc(g, None, None)]
     module = module_of(function(body, [y, x]))
     ran = body_of(run_passes(module))
-    assert ran == (body[0], body[1], body[4], body[5])
+    assert ran == ()            # g and t go too (Note [Scalars nobody reads])
     backward = body_of(drop_zero_updates(prune_module(module)))
     assert backward == (body[0], body[1], body[2], body[4], body[5])
     by_hand = module
