@@ -49,7 +49,7 @@ x`) adds its seed unguarded, as before.
 
 Note [Views read more than once]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-The interpreter sends a seed down an expression tree and adds one term to a view's
+(Array elements, so far: see the end.)  The interpreter sends a seed down an expression tree and adds one term to a view's
 gradient for each read of it: `s[i] += r·s[i-1]·(1 - s[i-1])` gives s[i-1] the
 terms seed·(1 - s)·r and −seed·(r·s).  A view read more than once gets one update
 here: g_v += seed · P, P being the sum over the reads of the product of the partial
@@ -63,7 +63,11 @@ matters where a gradient decays: near the logistic map's fixed point s = 0.6 (r 
 subnormal d their sum d − 2d = −d never reaches zero, so every later pass of a
 2·10^6-step recurrence multiplied subnormals (microcode assists on Intel cores: its
 gradient took 205 ms, 57× Numba's forward); seed · (−0.5) rounds to zero, and the
-pass takes 12 ms.  Reads of other views keep the seed sent down.
+pass takes 12 ms.  Reads of other views keep the seed sent down, and so do scalars
+read more than once: with them too, GradBench's saddle (whose nested gradients
+differentiate `x0 * x0 + …` and its gradient pass again) ran 20% slower (rr 1.8 →
+2.2–2.3 ms), for no cause found yet; a chain of gradients through the elements of
+an array, loop pass after loop pass, is the case the rule is for.
 """
 from __future__ import annotations
 
@@ -98,6 +102,21 @@ def scaled(seed, partial, guarded: bool = True):
     return ir.Guarded((seed,), product) if guarded else product
 
 
+def path_product(prefix, partial):
+    """prefix · partial along a path from the root, 0 where the prefix is 0 (a
+    constant prefix folded: 1 and −1 give the partial and its negation)."""
+    if isinstance(prefix, ir.Const):
+        if prefix.value == 0.0:
+            return prefix
+        if isinstance(partial, ir.Const):
+            return ir.Const(prefix.value * partial.value, "f64")
+        if prefix.value == 1.0:
+            return partial
+        if prefix.value == -1.0:
+            return ir.Unary("-", partial, "f64")
+    return scaled(prefix, partial)
+
+
 def leaves(node):
     """The float views (Read, Load) an expression reads, each occurrence once, not
     looking into indices."""
@@ -115,11 +134,13 @@ def leaf_key(leaf):
 
 
 def repeated_leaves(node) -> frozenset:
-    """The keys of the views `node` reads more than once."""
+    """The keys of the array elements `node` reads more than once (Note [Views read
+    more than once]: scalars keep a term a read)."""
     seen, repeated = set(), set()
     for leaf in leaves(node):
-        key = leaf_key(leaf)
-        (repeated if key in seen else seen).add(key)
+        if isinstance(leaf, ir.Load):
+            key = leaf_key(leaf)
+            (repeated if key in seen else seen).add(key)
     return frozenset(repeated)
 
 
@@ -196,7 +217,7 @@ class AdjointFunction(ShadowFunction):
         shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
         for k, partial in partials(shallow):
             child = operands[k]
-            path = partial if prefix is None else scaled(prefix, partial)
+            path = partial if prefix is None else path_product(prefix, partial)
             if isinstance(child, (ir.Read, ir.Load)):
                 key = leaf_key(child)
                 if key in shared:
