@@ -47,12 +47,12 @@ seed of y's last element reaches 4 elements further down per step, so all but ab
 all of them: 1.10–1.20 ms, now 0.42 ms (JAX's gradient 0.69–0.76 ms).  A leaf (`k ←
 x`) adds its seed unguarded, as before.
 
-Note [Views read more than once]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-(Array elements, so far: see the end.)  The interpreter sends a seed down an expression tree and adds one term to a view's
+Note [Elements read more than once]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+The interpreter sends a seed down an expression tree and adds one term to a view's
 gradient for each read of it: `s[i] += r·s[i-1]·(1 - s[i-1])` gives s[i-1] the
-terms seed·(1 - s)·r and −seed·(r·s).  A view read more than once gets one update
-here: g_v += seed · P, P being the sum over the reads of the product of the partial
+terms seed·(1 - s)·r and −seed·(r·s).  An array element read more than once gets
+one update here: g_v += seed · P, P being the sum over the reads of the product of the partial
 derivatives on the path from the root (computed without the seed, guarded to 0
 where a path's product so far is 0, as the interpreter stops where a seed is).  The
 two differ in rounding only (the reassociation of Note [Reassociable gradient
@@ -117,15 +117,16 @@ def path_product(prefix, partial):
     return scaled(prefix, partial)
 
 
-def leaves(node):
-    """The float views (Read, Load) an expression reads, each occurrence once, not
-    looking into indices."""
-    if isinstance(node, (ir.Read, ir.Load)):
-        if node.type in FLOATS:
-            yield node
-        return
-    for x in ir.operands(node):
-        yield from leaves(x)
+def _subtree(node) -> list:
+    """The nodes of an expression, parents before their operands, not looking into
+    the indices of loads (a stack of its own: a 30,000-term sum is a deep tree)."""
+    order, pending = [], [node]
+    while pending:
+        e = pending.pop()
+        order.append(e)
+        if not isinstance(e, (ir.Read, ir.Load)):
+            pending.extend(reversed(ir.operands(e)))
+    return order
 
 
 def leaf_key(leaf):
@@ -134,14 +135,28 @@ def leaf_key(leaf):
 
 
 def repeated_leaves(node) -> frozenset:
-    """The keys of the array elements `node` reads more than once (Note [Views read
+    """The keys of the array elements `node` reads more than once (Note [Elements read
     more than once]: scalars keep a term a read)."""
     seen, repeated = set(), set()
-    for leaf in leaves(node):
-        if isinstance(leaf, ir.Load):
+    for leaf in _subtree(node):
+        if isinstance(leaf, ir.Load) and leaf.type in FLOATS:
             key = leaf_key(leaf)
             (repeated if key in seen else seen).add(key)
     return frozenset(repeated)
+
+
+def leaf_reach(node, shared: frozenset) -> dict:
+    """id(n) → (whether n reads an element of `shared`, whether it reads another
+    float view) for every node n of `node`, in one walk."""
+    reach: dict = {}
+    for e in reversed(_subtree(node)):          # operands before their parents
+        if isinstance(e, (ir.Read, ir.Load)):
+            inside = isinstance(e, ir.Load) and e.type in FLOATS and leaf_key(e) in shared
+            reach[id(e)] = (inside, e.type in FLOATS and not inside)
+        else:
+            below = [reach[id(x)] for x in ir.operands(e)]
+            reach[id(e)] = (any(b[0] for b in below), any(b[1] for b in below))
+    return reach
 
 
 class AdjointFunction(ShadowFunction):
@@ -163,40 +178,46 @@ class AdjointFunction(ShadowFunction):
         """Statements adding seed · ∂node/∂leaf to the gradient of every view `node`
         reads; `values` holds the nodes' values (from `materialise`).  Without
         `guarded`, the caller runs them only where the seed is nonzero (Note [Zero
-        seeds], rlang/ir/guards.py).  A view read more than once gets one update,
-        seed · (the sum of its paths' partials) (Note [Views read more than once])."""
+        seeds], rlang/ir/guards.py).  An array element read more than once gets one
+        update, seed · (the sum of its paths' partials) (Note [Elements read more
+        than once])."""
         if isinstance(node, (ir.Read, ir.Load)):
             place = self.leaf_place(node)
             return [] if place is None else [ir.Update(place, "+=", seed, reassociable=True)]
         shared = repeated_leaves(node)
-        out = self.push_seed(node, seed, values, guarded, shared)
-        return out + (self.shared_updates(node, seed, values, guarded, shared) if shared else [])
+        if not shared:
+            return self.push_seed(node, seed, values, guarded, None)
+        reach = leaf_reach(node, shared)
+        return self.push_seed(node, seed, values, guarded, reach) + \
+            self.shared_updates(node, seed, values, guarded, reach)
 
-    def push_seed(self, node, seed, values: dict, guarded: bool, shared: frozenset) -> list:
-        """The chain rule from the top: each operand of `node` that reads a view not in
-        `shared` receives seed · ∂node/∂operand, a temporary where it is not a leaf."""
+    def push_seed(self, node, seed, values: dict, guarded: bool, reach: dict | None) -> list:
+        """The chain rule from the top: each operand of `node` receives seed ·
+        ∂node/∂operand, a temporary where it is not a leaf; with `reach`
+        (`leaf_reach`), only operands that read a view other than the shared ones."""
         operands = ir.operands(node)
         shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
         out = []
         for k, partial in partials(shallow):
             child = operands[k]
-            if not any(leaf_key(leaf) not in shared for leaf in leaves(child)):
+            if reach is not None and not reach[id(child)][1]:
                 continue
             child_seed = scaled(seed, partial, guarded)
             if isinstance(child, (ir.Read, ir.Load)):
                 out += self.backprop(child, child_seed, values)
                 continue
             var, alloc = self.temp(child_seed, "seed")
-            out += [alloc] + self.push_seed(child, ir.Read(var), values, True, shared) + \
+            out += [alloc] + self.push_seed(child, ir.Read(var), values, True, reach) + \
                 [ir.Dealloc(var, None, None)]
         return out
 
-    def shared_updates(self, node, seed, values: dict, guarded: bool, shared) -> list:
-        """One update for each view in `shared`: g_v += seed · Σ (the product of the
-        partial derivatives on each path from `node` to a read of v)."""
+    def shared_updates(self, node, seed, values: dict, guarded: bool, reach: dict) -> list:
+        """One update for each element `node` reads more than once: g_v += seed · Σ
+        (the product of the partial derivatives on each path from `node` to a read
+        of v)."""
         found: dict = {}
         allocs, temps = [], []
-        self.path_partials(node, None, values, shared, found, allocs, temps)
+        self.path_partials(node, None, values, reach, found, allocs, temps)
         updates = []
         for leaf, paths in found.values():
             place = self.leaf_place(leaf)
@@ -208,29 +229,28 @@ class AdjointFunction(ShadowFunction):
                                          reassociable=True))
         return allocs + updates + [ir.Dealloc(v, None, None) for v in reversed(temps)]
 
-    def path_partials(self, node, prefix, values: dict, shared, found: dict, allocs: list,
-                      temps: list) -> None:
+    def path_partials(self, node, prefix, values: dict, reach: dict, found: dict,
+                      allocs: list, temps: list) -> None:
         """Add to `found` (key → (leaf, [path partials])) the partial derivative of
-        every read of a shared view under `node`, `prefix` being ∂root/∂node (None: 1),
-        guarded to 0 where a prefix is 0 as the interpreter stops where a seed is."""
+        every read of a shared element under `node` (`reach`: `leaf_reach`),
+        `prefix` being ∂root/∂node (None: 1), guarded to 0 where a prefix is 0 as
+        the interpreter stops where a seed is."""
         operands = ir.operands(node)
         shallow = ir.with_operands(node, tuple(values[id(x)] for x in operands))
         for k, partial in partials(shallow):
             child = operands[k]
             path = partial if prefix is None else path_product(prefix, partial)
-            if isinstance(child, (ir.Read, ir.Load)):
-                key = leaf_key(child)
-                if key in shared:
-                    found.setdefault(key, (child, []))[1].append(path)
+            if not reach[id(child)][0]:
                 continue
-            if not any(leaf_key(leaf) in shared for leaf in leaves(child)):
+            if isinstance(child, ir.Load):
+                found.setdefault(leaf_key(child), (child, []))[1].append(path)
                 continue
             if not isinstance(path, (ir.Const, ir.Read)):
                 var, alloc = self.temp(path, "partial")
                 allocs.append(alloc)
                 temps.append(var)
                 path = ir.Read(var)
-            self.path_partials(child, path, values, shared, found, allocs, temps)
+            self.path_partials(child, path, values, reach, found, allocs, temps)
 
     def leaf_place(self, leaf):
         """The gradient place of a view an expression reads (None: no gradient)."""

@@ -71,8 +71,8 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .affine import affine_index, loop_direction
-from .walk import expr_vars, has_checks, mapped, nested_bodies, with_nested_bodies, \
-    written_vars
+from .walk import expr_vars, has_checks, mapped, nested_bodies, stmt_exprs, \
+    with_nested_bodies, written_vars
 
 _CHAIN_OPS = ("+", "-", "*")
 _SCALARS = ("f64", "f32", "i64", "i32", "bool")
@@ -124,7 +124,7 @@ def _carried_sum(loop: ir.For, update: ir.Update, written: frozenset, step: int)
         return None
     u, put, reads = recurrence
     value = mapped(update.value, put)
-    if value is update.value or _reads(value, update.target.var):
+    if value is update.value or _reads_array(value, update.target.var):
         return None
     t = ir.Var(update.target.var.name + "·next", "f64")
     body = (ir.Alloc(t, value),
@@ -173,19 +173,21 @@ def _scalar_only(stmt) -> bool:
 
 
 def _reads(stmt, array: ir.Var) -> bool:
-    found = []
-    mapped(stmt, lambda e: found.append(e) if isinstance(e, ir.Load) and
-           e.var is array else None)
-    return bool(found)
+    """Whether a statement's expressions read `array`."""
+    return any(_reads_array(e, array) for e in stmt_exprs(stmt))
+
+
+def _reads_array(e, array: ir.Var) -> bool:
+    return any(var is array for var in expr_vars(e))
 
 
 def _recurrence(loop: ir.For, update: ir.Update, written: frozenset, step: int):
-    """(u, the `mapped` function replacing each read of the element the previous pass
-    wrote by u, the list of the reads it replaced) for an f64 update `A[…, i + c, …] += v` without alias checks, whose
-    other indices are loop invariant; None where the update does not qualify or
-    some read of A is not that element's, unchecked."""
-    if update.op != "+=" or update.alias_checks or not isinstance(update.target, ir.ElemPlace) \
-            or update.target.field is not None or update.target.var.type.elem != "f64":
+    """(u, the `mapped` function replacing each unchecked read of the element the
+    previous pass wrote by u, the list of the reads it replaced) for an f64 update
+    `A[…, i + c, …] += v` without alias checks whose other indices are loop
+    invariant; None where the update does not qualify."""
+    if update.op != "+=" or update.alias_checks or \
+            not isinstance(update.target, ir.ElemPlace) or update.target.field is not None or update.target.var.type.elem != "f64":
         return None
     target = update.target
     varying = written | {loop.var}
@@ -243,8 +245,8 @@ def _one_update(body: tuple):
             temps.keys():
         return None
     update = body[k]
-    if update.target.var in temps or any(
-            var in temps for i in getattr(update.target, "indices", ()) for var in expr_vars(i)):
+    indices = getattr(update.target, "indices", ())
+    if update.target.var in temps or any(var in temps for i in indices for var in expr_vars(i)):
         return None
     return replace(update, value=mapped(update.value, _put_back(temps)))
 

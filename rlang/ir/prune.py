@@ -28,12 +28,13 @@ each statement list:
 
 Allocations and deallocations are kept (memory is still taken and given back), so
 the program stays well formed; only the values left in dead ancillas differ, and
-nothing can observe them.  A scalar is the exception (Note [Scalars nobody reads]).  A scalar allocated for nobody (not live
-after its allocation: a gradient pass's seeds of a dropped gradient, `seed ←
-h·grad · ∂h/∂s` for an integer s) is given a zero instead of its value, when
-computing that value can fail no check: otherwise it would keep alive what the
-value reads, and with it every update of it (ode's step length h, whose
-gradient four updates a component summed for nobody).
+nothing can observe them; scalars are the exception (Note [Scalars nobody
+reads]).  A scalar allocated for nobody (not live after its allocation: a gradient
+pass's seeds of a dropped gradient, `seed ← h·grad · ∂h/∂s` for an integer s) is
+given a zero instead of its value, when computing that value can fail no check:
+otherwise it would keep alive what the value reads, and with it every update of
+it (ode's step length h, whose gradient four updates a component summed for
+nobody).
 
 Bounds checks are made with invcheck off too (Note [Checks invcheck does not turn
 off], rlang/lower/statements.py), so an uncomputation that indexes arrays is kept unless its

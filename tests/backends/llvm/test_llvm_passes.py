@@ -276,7 +276,7 @@ def test_zero_gradient_updates_are_dropped():
 
 def test_zero_seeds_scaled_by_constants_are_zero():
     """x's gradient from `q += 2.0 x` and q's from the product `q * q` (one update,
-    q being read twice: Note [Views read more than once]; its seed is a temporary,
+    q being read twice: Note [Elements read more than once]; its seed is a temporary,
     0.5 times s's zero gradient) add nothing in the recomputation; in a loop, each
     of them kept would make the others unknown on the next pass."""
     rows = np.arange(6.0).reshape(2, 3)
@@ -320,7 +320,7 @@ def test_dead_updates_in_branches_are_dropped():
     module = drop_zero_updates(adjoint_module(_module("branchy!", [0.0, X], inverse=True)))
     before, after = _targets(module, "branchy"), _targets(prune_module(module), "branchy")
     assert before.count("t") == 4 and after.count("t") == 2        # compute, restore
-    # x[0]·x[1] gives two updates, x[1]·x[1] one (Note [Views read more than once])
+    # x[0]·x[1] gives two updates, x[1]·x[1] one (Note [Elements read more than once])
     assert before.count("x·grad") == after.count("x·grad") == 3
 
 

@@ -1,6 +1,7 @@
 """An array element an expression reads more than once gets one gradient update in
-the compiled pass (a scalar still one a read), seed · (the sum of its paths' partials) (Note [Views read more than once],
-rlang/ad/adjoint_ir.py); the interpreter adds one term a read.  The two agree to the
+the compiled pass (a scalar still one a read), seed · (the sum of its paths'
+partials) (Note [Elements read more than once], rlang/ad/adjoint_ir.py); the
+interpreter adds one term a read.  The two agree to the
 tolerance of floats, a zero path still stops an infinite partial, and a gradient
 that decays reaches zero rather than a subnormal that never does."""
 from __future__ import annotations
@@ -82,7 +83,7 @@ def test_which_reads_are_repeated():
     same = ir.Load(a, (i,), 9)                            # another bounds check
     other = ir.Load(a, (ir.Binary("+", i, ir.Const(1, "i64"), "i64"),), 9)
     assert repeated_leaves(times(ir.Read(x), ir.Read(y))) == frozenset()
-    # scalars keep a term a read (Note [Views read more than once])
+    # scalars keep a term a read (Note [Elements read more than once])
     assert repeated_leaves(times(ir.Read(x), times(ir.Read(y), ir.Read(x)))) == frozenset()
     assert repeated_leaves(times(checked, times(same, other))) == \
         {ir.Load(a, (i,), None)}
@@ -91,7 +92,8 @@ def test_which_reads_are_repeated():
 def test_gradients_and_hessians_agree_with_the_interpreter():
     llvm, interp = _both()
     rng = np.random.default_rng(4)
-    for name, args, loss in (("cube!", [0.5, -1.25], "y!"), ("root!", [0.0, np.array([2.25])], "y!"),
+    for name, args, loss in (("cube!", [0.5, -1.25], "y!"),
+                             ("root!", [0.0, np.array([2.25])], "y!"),
                              ("mixed!", [0.0, rng.normal(size=6)], "z!")):
         assert_same_gradients(rlang.gradient(llvm[name], args, loss),
                               rlang.gradient(interp[name], args, loss))

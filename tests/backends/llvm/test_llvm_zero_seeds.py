@@ -90,7 +90,7 @@ def test_seed_branches_stay_in_gather_loops_only():
     assert _branches_and_selects(selects_outside_gathers(csc)) == (1, 0)
     squares = _gradient_pass("sumsq!", [0.0, np.ones(3)])
     assert _branches_and_selects(squares) == (1, 0)
-    # x[i]·x[i]: one update, seed · (x[i] + x[i]) (Note [Views read more than once])
+    # x[i]·x[i]: one update, seed · (x[i] + x[i]) (Note [Elements read more than once])
     assert _branches_and_selects(selects_outside_gathers(squares)) == (0, 1)
 
 

@@ -128,7 +128,7 @@ def test_seed_branches_in_plain_loops_become_selects():
     module = gradient_pass("sumsq!", ("f64", VEC))
     assert (seed_branches(module), guarded_updates(module)) == (1, 0)
     new = selects_outside_gathers(module)
-    # x[i]·x[i]: one update (Note [Views read more than once], rlang/ad/adjoint_ir.py)
+    # x[i]·x[i]: one update (Note [Elements read more than once], rlang/ad/adjoint_ir.py)
     assert (seed_branches(new), guarded_updates(new)) == (0, 1)
 
 
