@@ -11,8 +11,9 @@ two workloads where rlang's gradient pass is measured against hand-written code.
    hand-written Numba adjoint (the forward storing s, then the reverse sweep).
 2. Sparse y += A x (CSC, m × m, density 0.05), the vector-Jacobian product with a
    dense seed ȳ: `vjp_fn(ȳ)` of `rlang.vjp` (which gives Aᵀȳ, and ȳ[row]·x[col]
-   for the nonzeros) against SciPy's `A.T @ ȳ` and JAX's `jax.vjp` of a
-   segment-sum mat-vec.
+   for the nonzeros) against SciPy's `A.T @ ȳ` (Aᵀȳ alone), a hand-written
+   Numba loop giving both gradients in one sweep (stores into fresh arrays, in
+   column order), and JAX's `jax.vjp` of a segment-sum mat-vec (x's alone).
 
 Each time is the best of `--repeat` runs after a warm-up; each result is checked
 against the baseline's (relative 1e-10) first.  JAX runs on one thread with
@@ -59,6 +60,21 @@ def numba_logistic_adjoint(r, s0, n):
         dr += ds * s[i - 1] * (1.0 - s[i - 1])
         ds = ds * r * (1.0 - 2.0 * s[i - 1])
     return dr, ds
+
+
+@numba.njit(cache=False)
+def numba_csc_vjp(colptr, rowval, nzval, x, seed):
+    """The whole vector-Jacobian product of y += A x by hand, as `vjp_fn` returns
+    it: fresh gradients of x (Aᵀ seed) and of the nonzeros (seed[row] · x[col])."""
+    x_grad, nzval_grad = np.empty(len(x)), np.empty(len(nzval))
+    for j in range(len(x)):
+        total, xj = 0.0, x[j]
+        for p in range(colptr[j], colptr[j + 1]):
+            s = seed[rowval[p]]
+            nzval_grad[p] = s * xj
+            total += s * nzval[p]
+        x_grad[j] = total
+    return x_grad, nzval_grad
 
 
 def best(call, repeat: int) -> float:
@@ -119,6 +135,11 @@ def csc(module, m: int, repeat: int) -> None:
     rlang_time = best(ours, repeat)
     row("vjp_fn(seed)", rlang_time, best(lambda: matrix.T @ seed, repeat),
         "SciPy's A.T @ seed (target 1x)")
+    by_hand = numba_csc_vjp(colptr, rowval, nzval, x, seed)
+    check(pull((seed, None, None, None, None))[3], by_hand[1], "csc vjp, the nonzeros")
+    row("vjp_fn(seed)", rlang_time,
+        best(lambda: numba_csc_vjp(colptr, rowval, nzval, x, seed), repeat),
+        "Numba by hand, both gradients")
     try:
         import jax
         import jax.numpy as jnp
