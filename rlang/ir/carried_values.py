@@ -71,8 +71,8 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .affine import affine_index, loop_direction
-from .walk import expr_vars, has_checks, mapped, nested_bodies, stmt_exprs, \
-    with_nested_bodies, written_vars
+from .walk import (expr_vars, has_checks, mapped, nested_bodies, stmt_exprs,
+                   with_function_bodies, with_nested_bodies, written_vars)
 
 _CHAIN_OPS = ("+", "-", "*")
 _SCALARS = ("f64", "f32", "i64", "i32", "bool")
@@ -81,12 +81,7 @@ _SCALARS = ("f64", "f32", "i64", "i32", "bool")
 def carry_recurrences(module: ir.Module) -> ir.Module:
     """`module` with its recurrences kept in arrays carried in scalars (the same
     object when there are none)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body = _in_body(fn.body, written_vars(fn.body))
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _in_body(fn.body, written_vars(fn.body)))
 
 
 def _in_body(body: tuple, written: frozenset) -> tuple:

@@ -50,8 +50,8 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .affine import loop_direction
-from .walk import (expr_vars, has_checks, nested_bodies, stmt_exprs, stmt_places,
-                   walk, with_nested_bodies, written_vars)
+from .walk import (expr_vars, has_checks, nested_bodies, stmt_exprs, stmt_places, walk,
+                   with_function_bodies, with_nested_bodies, written_vars)
 
 _ELEMENTS = ("f64", "f32", "i64", "i32")
 
@@ -60,12 +60,7 @@ def mark_first_writes(module: ir.Module) -> ir.Module:
     """`module` with its array allocations whose zeros nobody reads marked
     `written_first`, and their first writes `onto_zero` (the same object when
     there are none)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body = _mark_body(fn.body, _Mentions())
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _mark_body(fn.body, _Mentions()))
 
 
 def _mark_body(body: tuple, mentions: "_Mentions") -> tuple:

@@ -65,7 +65,8 @@ from dataclasses import replace
 
 from . import nodes as ir
 from .affine import affine_index, loop_direction
-from .walk import expr_vars, reads_element, stmt_exprs, stmt_places, written_vars
+from .walk import (expr_vars, reads_element, stmt_exprs, stmt_places,
+                   with_function_bodies, written_vars)
 
 
 def when_nonzero(values: tuple, stmts: list) -> list:
@@ -87,12 +88,7 @@ def seed_guards(stmt):
 def selects_outside_gathers(module: ir.Module) -> ir.Module:
     """`module` with its seed branches as guarded values, except in the loops that
     gather or scatter (the same object when nothing changes)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body = _in_body(fn.body, False)
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _in_body(fn.body, False))
 
 
 def _in_body(body: tuple, branches: bool) -> tuple:

@@ -39,8 +39,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import defined_vars, expr_vars, nested_bodies, reads_element, stmt_exprs, \
-    stmt_places, walk, written_vars
+from .walk import (defined_vars, expr_vars, nested_bodies, reads_element, stmt_exprs,
+                   stmt_places, walk, with_function_bodies, written_vars)
 
 _FLOAT = ("f64", "f32")
 
@@ -48,12 +48,7 @@ _FLOAT = ("f64", "f32")
 def sum_invariant_updates(module: ir.Module) -> ir.Module:
     """`module` with the conditional invariant updates of its loops summed in
     scalars (the same object when there are none)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body = _in_body(fn.body)
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _in_body(fn.body))
 
 
 def _in_body(body: tuple) -> tuple:

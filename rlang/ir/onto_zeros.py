@@ -48,7 +48,7 @@ from dataclasses import replace
 from . import nodes as ir
 from .affine import affine_index, loop_direction
 from .guards import seed_guards
-from .walk import nested_bodies, with_nested_bodies, written_vars
+from .walk import nested_bodies, with_function_bodies, with_nested_bodies, written_vars
 
 _FLOAT = ("f64", "f32")
 
@@ -56,12 +56,7 @@ _FLOAT = ("f64", "f32")
 def mark_updates_onto_zeros(module: ir.Module) -> ir.Module:
     """`module` with its updates onto known-zero derivative variables marked
     `onto_zero` (the same object when there are none)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body = _mark_body(fn.body, _written_anywhere(fn.body))
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _mark_body(fn.body, _written_anywhere(fn.body)))
 
 
 def _written_anywhere(body) -> frozenset:

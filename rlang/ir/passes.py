@@ -31,6 +31,7 @@ from .carried_values import carry_recurrences
 from .first_writes import mark_first_writes
 from .onto_zeros import mark_updates_onto_zeros
 from .prune import prune_module
+from .unread_stores import skip_unread_stores
 from .zeros import drop_zero_updates
 
 
@@ -54,6 +55,8 @@ PASSES: tuple[Pass, ...] = (
          "Note [Arrays written before they are read], rlang/ir/first_writes.py"),
     Pass("carried values", carry_recurrences,
          "Note [Recurrences carried in registers], rlang/ir/carried_values.py"),
+    Pass("unread stores", skip_unread_stores,
+         "Note [Stores nobody reads], rlang/ir/unread_stores.py"),
 )
 
 

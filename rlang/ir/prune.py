@@ -89,8 +89,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as ir
-from .walk import defined_vars, expr_vars, has_checks, nested_bodies, stmt_exprs, \
-    stmt_places, walk, written_vars
+from .walk import defined_vars, expr_vars, has_checks, mentioned_vars, nested_bodies, \
+    stmt_exprs, stmt_places, walk, written_vars
 
 
 def prune_module(module: ir.Module) -> ir.Module:
@@ -320,13 +320,13 @@ def _prune_live(body: tuple, live_out: set, effects: _Effects) -> tuple:
             zeroing = _zeroing(stmt.place)      # Note [Stacks nobody reads]
             if zeroing is not None:
                 kept.extend(reversed(zeroing))
-                live |= _mentioned(stmt) - {stmt.stack}
+                live |= mentioned_vars(stmt) - {stmt.stack}
                 continue
         if isinstance(stmt, ir.Alloc) and stmt.var not in live:
             stmt = _allocated_for_nobody(stmt)
         stmt = _prune_inside(stmt, live, effects)
         kept.append(stmt)
-        live |= _mentioned(stmt)
+        live |= mentioned_vars(stmt)
     kept = _without_unread_scalars(kept[::-1])
     if len(kept) == len(body) and all(a is b for a, b in zip(kept, body)):
         return body, live
@@ -344,7 +344,7 @@ def _without_unread_scalars(body: list) -> list:
             drop |= {open_at.pop(stmt.var), k}
             continue
         if open_at:
-            for var in _mentioned(stmt) & open_at.keys():
+            for var in mentioned_vars(stmt) & open_at.keys():
                 del open_at[var]
         if isinstance(stmt, ir.Alloc) and stmt.var.type in _ZEROS and \
                 (stmt.value is None or isinstance(stmt.value, ir.Const)):
@@ -495,24 +495,5 @@ def _no_pass_reads_an_earlier_write(mentions: list, step: int) -> bool:
 def _mentioned_outside(stmt) -> set:
     """What a later pass of a loop, or the code after it, may read: every variable
     the loop mentions except those its body allocates itself."""
-    return _mentioned(stmt) - {s.var for body in nested_bodies(stmt) for s in body
-                               if isinstance(s, ir.Alloc)}
-
-
-def _mentioned(stmt) -> set:
-    """Every variable a statement (at any depth) reads, writes or binds."""
-    out = set()
-    for s in walk((stmt,)):
-        for e in stmt_exprs(s):
-            out.update(expr_vars(e))
-        for place in stmt_places(s):
-            out.add(place.var)
-            for index in getattr(place, "indices", ()):
-                out.update(expr_vars(index))
-        if isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
-            out.add(s.var)
-        if isinstance(s, (ir.Push, ir.Pop)):
-            out.add(s.stack)
-        if isinstance(s, ir.Dealloc) and isinstance(s.value, ir.Read):
-            out.add(s.value.var)
-    return out
+    return mentioned_vars(stmt) - {s.var for body in nested_bodies(stmt) for s in body
+                                   if isinstance(s, ir.Alloc)}

@@ -225,3 +225,33 @@ def mapped(node, change):
                 changes[f.name] = new
         return replace(node, **changes) if changes else node
     return node
+
+
+def mentioned_vars(stmt) -> set:
+    """Every variable a statement (at any depth) reads, writes or binds."""
+    out = set()
+    for s in walk((stmt,)):
+        for e in stmt_exprs(s):
+            out.update(expr_vars(e))
+        for place in stmt_places(s):
+            out.add(place.var)
+            for index in getattr(place, "indices", ()):
+                out.update(expr_vars(index))
+        if isinstance(s, (ir.Alloc, ir.Dealloc, ir.For)):
+            out.add(s.var)
+        if isinstance(s, (ir.Push, ir.Pop)):
+            out.add(s.stack)
+        if isinstance(s, ir.Dealloc) and isinstance(s.value, ir.Read):
+            out.add(s.value.var)
+    return out
+
+
+def with_function_bodies(module: ir.Module, rewrite) -> ir.Module:
+    """`module` with each function's body replaced by `rewrite(fn)` (a pass over
+    every function); the same object when every body is the one it had."""
+    functions, changed = {}, False
+    for symbol, fn in module.functions.items():
+        body = rewrite(fn)
+        changed |= body is not fn.body
+        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
+    return ir.Module(module.entry, functions, module.sites) if changed else module

@@ -34,23 +34,18 @@ scalar temporaries that only fed the dropped updates.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from . import nodes as ir
 from .guards import seed_guards
-from .walk import has_checks, nested_bodies, with_nested_bodies, written_vars
+from .walk import (has_checks, nested_bodies, with_function_bodies, with_nested_bodies,
+                   written_vars)
 
 _FLOAT = ("f64", "f32")
 
 
 def drop_zero_updates(module: ir.Module) -> ir.Module:
     """`module` without updates that add known zeros (the same object when none)."""
-    functions, changed = {}, False
-    for symbol, fn in module.functions.items():
-        body, _ = _walk_body(fn.body, frozenset(), module)
-        changed |= body is not fn.body
-        functions[symbol] = fn if body is fn.body else replace(fn, body=body)
-    return ir.Module(module.entry, functions, module.sites) if changed else module
+    return with_function_bodies(module, lambda fn: _walk_body(fn.body, frozenset(), module)[0])
 
 
 def _walk_body(body: tuple, zero: frozenset, module) -> tuple:

@@ -27,6 +27,7 @@ from rlang.ir.invariant_sums import sum_invariant_updates
 from rlang.ir.onto_zeros import mark_updates_onto_zeros
 from rlang.ir.passes import PASSES, Pass, run_passes
 from rlang.ir.prune import prune_module
+from rlang.ir.unread_stores import skip_unread_stores
 from rlang.ir.zeros import drop_zero_updates
 
 from ir_builders import (IVEC, VEC, a_site, add, body_of, count, f64, function, module_of,
@@ -364,14 +365,16 @@ def test_known_zeros_gives_back_a_module_with_loops_unchanged(construct):
 
 def test_the_passes_run_in_the_documented_order():
     assert [p.name for p in PASSES] == ["zeros", "prune", "guards", "invariant sums",
-                                        "onto zeros", "first writes", "carried values"]
+                                        "onto zeros", "first writes", "carried values",
+                                        "unread stores"]
     assert [p.run for p in PASSES] == [drop_zero_updates, prune_module,
                                        selects_outside_gathers, sum_invariant_updates,
                                        mark_updates_onto_zeros, mark_first_writes,
-                                       carry_recurrences]
+                                       carry_recurrences, skip_unread_stores]
     for step, file in zip(PASSES, ("zeros.py", "prune.py", "guards.py",
                                    "invariant_sums.py", "onto_zeros.py",
-                                   "first_writes.py", "carried_values.py")):
+                                   "first_writes.py", "carried_values.py",
+                                   "unread_stores.py")):
         assert step.note.startswith("Note [") and step.note.endswith("rlang/ir/" + file)
 
 
