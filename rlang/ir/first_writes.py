@@ -28,8 +28,12 @@ variables that do not change there (`m - 1`, a loop's index plus a constant):
   (a box with k + c at one axis, the others not moving) from the first pass to
   k - 1 (or from k + 1 downward); after the loop, the sweep to its last pass.  A
   sweep of a loop that does not run is an empty box, as the interval [a, a - 1]
-  is empty.  Boxes that touch at one axis and are equal at the others are joined
-  into one in `must` (a smaller set than the union, and only where that is
+  is empty.  A box whose ends move with k in any other way (a triangle's rows
+  c + 1 … d - 1 for column c, GMM's `qx[k, r, p] += …` in evals/gmm.rev) sweeps
+  into one that holds what every pass may write, in `may` alone: the triangle's
+  additions to elements written before stay updates inside `must`, and GMM's qx
+  lost its zeroing.  Boxes that touch at one axis and are equal at the others are
+  joined into one in `must` (a smaller set than the union, and only where that is
   harmless: never in `may`);
 - whether an element is inside or outside a box is proved by eliminating the loop
   indices (each within its loop's first and last pass) and comparing constants;
@@ -468,20 +472,28 @@ def _sweep(box: tuple, k, first: tuple, last: tuple, direction: int) -> tuple:
     pass writing `box`; whether they surely do).  An axis at k + c becomes the
     interval between first + c and last + c, empty when the loop does not run, so
     the sweep is exact; a box without k is written by every pass, so only if the
-    loop runs, which is not known; k anywhere else is not followed."""
+    loop runs, which is not known.  Any other box with k in its ends (a triangle's
+    rows c + 1 … d - 1 for column c) gives a box that holds what every pass may
+    write, each end taken at the pass where it is farthest out: not exact."""
     moving = [axis for axis, (lo, hi) in enumerate(box)
               if _coefficient(lo, k) or _coefficient(hi, k)]
     if not moving:
         return box, False
-    if len(moving) > 1:
-        raise _Unsure
-    axis = moving[0]
-    lo, hi = box[axis]
-    if lo != hi or lo[0] != ((k, 1),):
-        raise _Unsure
-    at_first, at_last = _plus(first, lo[1]), _plus(last, lo[1])
-    ends = (at_first, at_last) if direction > 0 else (at_last, at_first)
-    return box[:axis] + (ends,) + box[axis + 1:], True
+    if len(moving) == 1 and box[moving[0]][0] == box[moving[0]][1] and \
+            box[moving[0]][0][0] == ((k, 1),):
+        axis = moving[0]
+        lo = box[axis][0]
+        at_first, at_last = _plus(first, lo[1]), _plus(last, lo[1])
+        ends = (at_first, at_last) if direction > 0 else (at_last, at_first)
+        return box[:axis] + (ends,) + box[axis + 1:], True
+    low, high = (first, last) if direction > 0 else (last, first)
+
+    def at(form: tuple, least: bool) -> tuple:
+        c = _coefficient(form, k)
+        end = low if (c > 0) == least else high
+        return _sum(_without(form, k), _scaled(end, c)) if c else form
+
+    return tuple((at(lo, True), at(hi, False)) for lo, hi in box), False
 
 
 def _joined(boxes: list) -> list:

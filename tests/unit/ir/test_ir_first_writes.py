@@ -53,6 +53,43 @@ function recurrence!(y!: f64, r: f64, n: i64)
     ~@routine
 end
 
+# GMM's triangle (evals/gmm.rev): rows c + 1 … d - 1 of column c, added to a block
+# whose every element the loop before wrote
+function triangle!(y!: f64, l: f64[:], d: i64)
+    @routine begin
+        q ← zeros(f64, d, 8)
+        @inbounds for j = 0:d - 1
+            for p = 0:7
+                q[j, p] += l[j]
+            end
+        end
+        @inbounds for c = 0:d - 2
+            for r = c + 1:d - 1
+                for p = 0:7
+                    q[r, p] += l[c] * q[c, p]
+                end
+            end
+        end
+    end
+    @inbounds y! += q[d - 1, 0] * q[d - 1, 7]
+    ~@routine
+end
+
+# a triangle written first, below the diagonal only: q[1, 1] is read as a zero,
+# though it lies in the box that holds every pass's rows and columns
+function below_diagonal!(y!: f64, l: f64[:], d: i64)
+    @routine begin
+        q ← zeros(f64, 4, 4)
+        @inbounds for c = 0:2
+            for r = c + 1:3
+                q[r, c] += l[c] + f64(d)
+            end
+        end
+    end
+    @inbounds y! += q[3, 0] + q[1, 1]
+    ~@routine
+end
+
 # a temporary that reads a zero and is freed unread (unchecked with invcheck off),
 # as a gradient pass's seeds of zero gradients are
 function dead_temporary!(y!: f64, x: f64[:], n: i64)
@@ -172,6 +209,17 @@ def test_a_recurrence_kept_in_an_array_needs_no_zeros():
     assert _marked("recurrence!", ("f64", "f64", "i64")) == {"s": True}
 
 
+def test_a_triangle_over_a_block_written_first_needs_no_zeros():
+    """The triangle's passes write rows c + 1 … d - 1, a box whose ends move with
+    the column: its sweep over the columns is a box holding them all (not exact),
+    and every element it adds to is one the first loop wrote."""
+    assert _marked("triangle!", FLOATS) == {"q": True}
+
+
+def test_a_triangle_written_first_keeps_the_zeros_read_above_it():
+    assert _marked("below_diagonal!", FLOATS) == {"q": False}
+
+
 def test_a_temporary_freed_unread_does_not_read_the_zeros():
     """With invcheck on, `e → s[0]` checks e against the zero: it is read."""
     assert _marked("dead_temporary!", FLOATS) == {"s": True}
@@ -228,6 +276,19 @@ def test_the_recurrence_agrees_with_the_interpreter(programs, invcheck, n):
     expected = programs["interp"][invcheck]["recurrence!"](0.0, 3.7, n)[0]
     for _ in range(3):
         assert programs["llvm"][invcheck]["recurrence!"](0.0, 3.7, n)[0] == expected
+
+
+@pytest.mark.parametrize("invcheck", [False, True])
+@pytest.mark.parametrize("name", ["triangle!", "below_diagonal!"])
+@pytest.mark.parametrize("d", [1, 2, 5, 9])
+def test_the_triangles_agree_with_the_interpreter(programs, invcheck, name, d):
+    """With values of few bits, so that the uncomputation (invcheck on) is exact."""
+    l = np.array([0.5, -0.25, 1.0, 0.75, -1.5, 0.125, 2.0, -0.5, 1.25])
+    expected = programs["interp"][invcheck][name](0.0, l, d)[0]
+    compiled = programs["llvm"][invcheck][name]
+    for _ in range(3):          # memory a call before left dirty, with other values
+        compiled(0.0, np.full(9, 3.0), 9)
+        assert compiled(0.0, l, d)[0] == expected
 
 
 def test_kept_blocks_given_back_dirty_are_taken_again():
