@@ -10,7 +10,7 @@ def affine_index(e, written, index=None):
     """(base variable or None, integer offset) when `e` is an integer constant, or
     plus or minus one a variable not in `written` or the loop index `index`; else
     None."""
-    e = ir.unchecked(e)
+    e = ir.checks_peeled(e)
     if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return None, e.value
     if isinstance(e, ir.Read) and e.field is None and e.var.type in ("i64", "i32") and \

@@ -114,7 +114,7 @@ class _Unsure(Exception):
 def _form(e, fixed) -> tuple:
     """The linear form of an integer index expression over the variables of
     `fixed` (those that do not change where the form is used)."""
-    e = ir.unchecked(e)
+    e = ir.checks_peeled(e)
     if isinstance(e, ir.Const) and type(e.value) is int:
         return (), e.value
     if isinstance(e, ir.Read) and e.field is None and e.var in fixed:
@@ -137,7 +137,7 @@ def _bound_forms(e, fixed, upper: bool) -> list:
     """Linear forms that an index expression is at most (`upper`) or at least:
     itself where it is linear; each argument of a `min` (of a `max` for a lower
     bound), with constants and linear terms added; no form at all otherwise."""
-    e = ir.unchecked(e)
+    e = ir.checks_peeled(e)
     try:
         return [_form(e, fixed)]
     except _Unsure:

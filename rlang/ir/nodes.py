@@ -741,6 +741,15 @@ def with_operands(e, new: tuple):
     return e
 
 
+def checks_peeled(e):
+    """`e` without the checks wrapped around it (`Checked`), its operands as they
+    are: for walks that look at one node at a time and peel each operand in turn
+    (`unchecked` of every operand again would make a deep sum's walk quadratic)."""
+    while type(e) is Checked:
+        e = e.value
+    return e
+
+
 def unchecked(e):
     """`e` without its checks (bounds, integer division): for expressions the
     derivative transforms evaluate again after the original was checked."""

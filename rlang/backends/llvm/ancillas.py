@@ -1,8 +1,9 @@
 """Compiled array ancillas: where they live (the stack or the heap), their copies,
-and the checks of their deallocation (a mixin of the function emitter in
-backends/llvm/emit.py, which provides `builder`, `llfn`, `results`, `recursive`, `runtime`,
-`entry_alloca`, `fail_if`, `ctx_word`, `module`, `fn`, `emit_body` and the
-expression helpers, and sets `stack_arrays` and `on_stack` to empty)."""
+the checks of their deallocation, and their freeing on an error exit (a mixin of
+the function emitter in backends/llvm/emit.py, which provides `builder`, `llfn`,
+`results`, `recursive`, `runtime`, `entry_alloca`, `fail_if`, `ctx_word`, `module`,
+`fn`, `slots`, `free_stack`, `emit_body` and the expression helpers, and sets
+`stack_arrays`, `on_stack` and `exits` to empty)."""
 from __future__ import annotations
 
 from llvmlite import ir as ll
@@ -11,7 +12,7 @@ from ...ir import nodes as ir
 from .. import abi
 from .expr import counted_loop, loop_hints
 from .kept_block_code import block_functions, raw_block_take
-from .types import F64, I1, I64, I8, local_name
+from .types import F64, I1, I32, I64, I8, local_name
 
 
 # Note [Small array ancillas]
@@ -138,6 +139,31 @@ class AncillaEmitter:
             return
         with b.if_then(b.not_(b.load(self.on_stack[var]))):
             b.call(free, [pointer])
+
+    def release_owned(self, owned: tuple):
+        """The block that frees the buffers of `owned` ((ancilla, ids of its slot and
+        of its on-stack flag): the stacks and arrays allocated and not yet
+        deallocated, oldest first; on an error exit the call raises and nothing
+        reads them), newest first, and returns 1.  It frees the newest and goes on to the block for the
+        rest, so scopes that own the same oldest ancillas share their frees."""
+        block = self.exits.get(owned)
+        if block is not None:
+            return block
+        block = self.exits[owned] = self.llfn.append_basic_block(
+            "error.free" if owned else "error.return")
+        with self.builder.goto_block(block):
+            if not owned:
+                self.builder.ret(ll.Constant(I32, 1))
+                return block
+            var = owned[-1][0]
+            if isinstance(var.type, ir.StackType):
+                self.free_stack(self.slots[var])
+            else:
+                zero = ll.Constant(I32, 0)
+                self._free_array(var, self.builder.load(
+                    self.builder.gep(self.slots[var], [zero, zero])))
+            self.builder.branch(self.release_owned(owned[:-1]))
+        return block
 
     def emit_scope(self, stmts) -> None:
         """Emit a loop body (a scope, Note [Scopes] in rlang/frontend/check.py): its small

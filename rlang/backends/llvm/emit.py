@@ -346,29 +346,21 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
     def error_exit(self):
         """The block that ends a failed call in the current scope: it reports the
         frame's variables, frees the ancillas' memory and returns 1.  One per scope
-        (the variables shown, where they live, the memory owned), shared by all the
-        failure branches there, so a loop with many checks holds one copy."""
-        key = (tuple((var, id(self.slots.get(var))) for var in self.visible),
-               tuple(self.owned))
+        (the variables shown, where they live), shared by all the failure branches
+        there, so a loop with many checks holds one copy; where nothing is
+        reported (derivative passes), the scope is the memory owned alone."""
+        owned = tuple((var, id(self.slots[var]), id(self.on_stack.get(var)))
+                      for var in self.owned)
+        if not self.reports_locals:
+            return self.release_owned(owned)
+        key = (tuple((var, id(self.slots.get(var))) for var in self.visible), owned)
         block = self.exits.get(key)
         if block is None:
             block = self.exits[key] = self.llfn.append_basic_block("error.exit")
             with self.builder.goto_block(block):
                 self.report_locals()
-                self.release_owned()
-                self.builder.ret(ll.Constant(I32, 1))
+                self.builder.branch(self.release_owned(owned))
         return block
-
-    def release_owned(self) -> None:
-        """Free the buffers of the stacks and arrays this function has allocated and
-        not yet deallocated (on an error exit: the call raises, nothing reads them)."""
-        for var in self.owned:
-            if isinstance(var.type, ir.StackType):
-                self.free_stack(self.slots[var])
-            else:
-                zero = ll.Constant(I32, 0)
-                self._free_array(var, self.builder.load(
-                    self.builder.gep(self.slots[var], [zero, zero])))
 
     def value_for_report(self, value, t: str):
         """A value as an i64 or a double for the error record."""

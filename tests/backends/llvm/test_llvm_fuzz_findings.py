@@ -387,3 +387,30 @@ end
         got = rlang.gradient(rlang.loads(source, backend="llvm").total, args, loss="s")
         assert got[0] == expected[0]
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+
+
+def test_an_index_summed_from_thousands_of_terms_compiles_in_linear_work(monkeypatch):
+    """The passes that compare indices (rlang/ir/affine.py, first_writes.py) took
+    the checks off every subexpression again at each level of a sum: quadratic in
+    its terms, and `x[j + j + … + j]` of 30,000 terms did not compile in five
+    minutes (the fuzzer's source seed 42 case 2582)."""
+    from rlang.ir import nodes as ir
+
+    terms = 1000
+    deep = " + ".join(["j"] * terms)
+    source = (f"function f(y: f64, x: f64[:])\n    s ← zeros(f64, 1)\n"
+              f"    for j = 0:0\n        s[{deep}] += y\n        x[{deep}] += s[0]\n"
+              f"        s[{deep}] -= y\n    end\n    s → zeros(f64, 1)\nend\n")
+    calls = [0]
+    unchecked = ir.unchecked
+
+    def counted(e):
+        calls[0] += 1
+        return unchecked(e)
+
+    monkeypatch.setattr(ir, "unchecked", counted)
+    got = rlang.loads(source, backend="llvm").f(1.5, np.array([0.25, 2.0]))
+    assert calls[0] < 20 * terms
+    monkeypatch.undo()
+    expected = rlang.loads(source, backend="interp").f(1.5, np.array([0.25, 2.0]))
+    assert np.array_equal(got[1], expected[1]) and got[1][0] == 1.75
