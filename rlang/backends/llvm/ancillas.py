@@ -144,12 +144,13 @@ class AncillaEmitter:
         """The block that frees the buffers of `owned` ((ancilla, ids of its slot and
         of its on-stack flag): the stacks and arrays allocated and not yet
         deallocated, oldest first; on an error exit the call raises and nothing
-        reads them), newest first, and returns 1.  It frees the newest and goes on to the block for the
-        rest, so scopes that own the same oldest ancillas share their frees."""
-        block = self.exits.get(owned)
+        reads them), newest first, and returns 1.  It frees the newest and goes on
+        to the block for the rest, so scopes that own the same oldest ancillas
+        share their frees."""
+        block = self.exits.get(("free", owned))
         if block is not None:
             return block
-        block = self.exits[owned] = self.llfn.append_basic_block(
+        block = self.exits[("free", owned)] = self.llfn.append_basic_block(
             "error.free" if owned else "error.return")
         with self.builder.goto_block(block):
             if not owned:

@@ -231,7 +231,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         # Note [Frame variables in compiled errors] (backends/llvm/report.py)
         self.reports_locals, self.locals_sites, self.locals_buffer = report_locals, {}, None
         self.visible = [var for var in fn.params if shown(var)]
-        self.exits: dict = {}           # scope → its error exit block (`error_exit`)
+        self.exits: dict = {}           # scope → its error exit blocks (`error_exit`,
+        #                                 `release_owned`)
         self.tracking: dict = {}        # For.site → its shared-write record (parallel.py)
         # Note [Array parameters do not overlap] (backends/llvm/alias.py)
         self.scopes = ParameterScopes(out, fn, distinct)
@@ -353,7 +354,8 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                       for var in self.owned)
         if not self.reports_locals:
             return self.release_owned(owned)
-        key = (tuple((var, id(self.slots.get(var))) for var in self.visible), owned)
+        key = ("report", tuple((var, id(self.slots.get(var))) for var in self.visible),
+               owned)
         block = self.exits.get(key)
         if block is None:
             block = self.exits[key] = self.llfn.append_basic_block("error.exit")
