@@ -182,7 +182,8 @@ def _recurrence(loop: ir.For, update: ir.Update, written: frozenset, step: int):
     `A[…, i + c, …] += v` without alias checks whose other indices are loop
     invariant; None where the update does not qualify."""
     if update.op != "+=" or update.alias_checks or \
-            not isinstance(update.target, ir.ElemPlace) or update.target.field is not None or update.target.var.type.elem != "f64":
+            not isinstance(update.target, ir.ElemPlace) or \
+            update.target.field is not None or update.target.var.type.elem != "f64":
         return None
     target = update.target
     varying = written | {loop.var}

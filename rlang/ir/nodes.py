@@ -173,6 +173,14 @@ class Var:
     def __repr__(self):
         return f"Var({self.name}: {type_text(self.type)})"
 
+    @property
+    def is_made(self) -> bool:
+        """Whether the lowering or a derivative transform made this variable (a
+        temporary, a shadow, a gradient: its name holds `·`), not the program:
+        error frames never show it, and only the sign of a zero of it may differ
+        between backends."""
+        return "·" in self.name
+
 
 # ------------------------------------------------------------------- expressions
 

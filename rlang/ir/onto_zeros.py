@@ -67,7 +67,7 @@ def _written_anywhere(body) -> frozenset:
 
 def _derivative_zero(stmt: ir.Alloc) -> bool:
     """Whether `stmt` allocates a derivative's float variable as all zero."""
-    if "·" not in stmt.var.name:
+    if not stmt.var.is_made:
         return False
     t = stmt.var.type
     if isinstance(t, ir.ArrayType):

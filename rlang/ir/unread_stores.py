@@ -86,7 +86,7 @@ def _rewritten(loop: ir.For, array: ir.Var, after: list) -> ir.For:
     if not stores or any(array in mentioned_vars(s) for s in loop.body
                          if not any(s is t for t in stores)):
         return loop
-    if "·" not in array.name and (has_sites(loop.body) or has_sites(after)):
+    if not array.is_made and (has_sites(loop.body) or has_sites(after)):
         return loop             # its contents could be shown by a failed check
     reads = _reads_after(loop, array, after)
     if reads is None or len(reads) > _MOST_READS:

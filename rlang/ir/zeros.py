@@ -116,7 +116,7 @@ def _exact_to_drop(update: ir.Update) -> bool:
     of a zero gradient can differ), and for the program's values only where the sign
     of the zero makes x ± 0 = x for every x: `+= -0.0` and `-= 0.0`.  (`w += 0.0` on
     w = -0.0 gives +0.0 in IEEE arithmetic: dropping it printed -0.0 on llvm.)"""
-    if "·" in update.target.var.name:
+    if update.target.var.is_made:
         return True
     value = update.value
     if isinstance(value, ir.Const) and isinstance(value.value, float):

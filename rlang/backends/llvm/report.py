@@ -47,7 +47,7 @@ _NO_CAPTURE = "captures(none)" if "captures(none)" in ll.values.ArgumentAttribut
 
 def shown(var: ir.Var) -> bool:
     """Whether an error frame lists `var` (not the lowering's temporaries)."""
-    return "·" not in var.name
+    return not var.is_made
 
 
 def report_word_count(t) -> int:

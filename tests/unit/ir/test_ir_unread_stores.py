@@ -21,9 +21,10 @@ from rlang.lower.statements import lower
 from gradient_agreement import assert_same_gradients
 from ir_builders import passed_from_source
 
-SOURCE = """
-# the recurrence of primal_speed.py, every read unchecked
-function logistic!(y!: f64, r: f64, s0: f64, n: i64)
+# the recurrence of primal_speed.py, its read after the loop `read` (unchecked in
+# logistic!; in shown!, bounds-checked, and s is shown in error frames)
+RECURRENCE = """
+function {name}(y!: f64, r: f64, s0: f64, n: i64)
     @routine begin
         s ← zeros(f64, n + 1)
         @inbounds s[0] += s0
@@ -31,22 +32,13 @@ function logistic!(y!: f64, r: f64, s0: f64, n: i64)
             s[i] += r * s[i - 1] * (1.0 - s[i - 1])
         end
     end
-    @inbounds y! += s[n]
+    {read}y! += s[n]
     ~@routine
 end
+"""
 
-# the read after the loop is bounds-checked, and s is shown in error frames
-function shown!(y!: f64, r: f64, s0: f64, n: i64)
-    @routine begin
-        s ← zeros(f64, n + 1)
-        @inbounds s[0] += s0
-        @inbounds for i = 1:n
-            s[i] += r * s[i - 1] * (1.0 - s[i - 1])
-        end
-    end
-    y! += s[n]
-    ~@routine
-end
+SOURCE = RECURRENCE.format(name="logistic!", read="@inbounds ") + \
+    RECURRENCE.format(name="shown!", read="") + """
 
 # two elements read after the loop, one of them twice
 function ends!(y!: f64, r: f64, s0: f64, n: i64)
