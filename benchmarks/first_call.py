@@ -1,18 +1,22 @@
-"""The first gradient of a fresh process (issue #26 item 4): GradBench's GMM
-(d = 10, K = 25, n = 1000), from `rlang.load` to the gradient's result, with an
-empty disk cache and with a warm one, against JAX's first `jax.jit(jax.grad(f))`
-call in a fresh process.
+"""The first call of a fresh process (issue #26 item 4): GradBench's GMM (d = 10,
+K = 25, n = 1000), from `rlang.load` to the first result, with an empty disk cache
+and with a warm one, against JAX's first `jax.jit(jax.grad(f))` call in a fresh
+process.
 
-    taskset -c 0 python benchmarks/first_call.py [--repeat 3]
+    taskset -c 0 python benchmarks/first_call.py [--repeat 3] [--long 1000000]
 
 Each figure is the best of `--repeat` fresh Python processes; `import rlang` (and
-`import jax`) are left out of the time, as the target counts load and call.  The
-second and third calls of the cold runs are timed too; the cold runs are made
-with the quick first tier off (the default) and on (`RLANG_QUICK_FIRST_CALL=1`:
-there the second call waits for the optimised code, Note [A quick first call]).  The
-cold runs each get a new empty cache directory (`RLANG_CACHE_DIR`); the warm runs
-share one that a first run filled.  The module is loaded with invcheck off, as
-GradBench's rlang tool loads it.
+`import jax`) are left out of the time, as the target counts load and call.  Two
+first calls are timed: the gradient (`rlang.grad`), whose pass has sums O3 may
+reassociate and so is compiled at O3 first, and the objective alone (a plain call),
+whose module takes the quick first tier (Note [A quick first call],
+backends/llvm/tiers.py); each with the default and with `RLANG_QUICK_FIRST_CALL=0`
+(O3 first), with its second and third calls (the second waits for the O3 code
+where the first ran the quick code).  The objective is also run on `--long` points,
+a first call long enough to leave the quick code for the optimised one (Note
+[Leaving the quick code]).  The cold runs each get a new empty cache directory
+(`RLANG_CACHE_DIR`); the warm runs share one that a first run filled.  The module
+is loaded with invcheck off, as GradBench's rlang tool loads it.
 """
 from __future__ import annotations
 
@@ -27,23 +31,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GMM = ROOT / "benchmarks" / "gradbench" / "evals" / "gmm.rev"
 
+#: argv: gmm.rev, n, "gradient" or "objective"
 RLANG = """
 import json, sys, time
 import numpy as np
 import rlang
 rng = np.random.default_rng(0)
-d, k, n = 10, 25, 1000
+d, k, n = 10, 25, int(sys.argv[2])
 args = (0.0, rng.standard_normal(k), rng.random((k, d)), rng.standard_normal((k, d)),
         rng.standard_normal((k, d * (d - 1) // 2)), rng.standard_normal((n, d)), 1.0, 0)
 start = time.perf_counter()
 m = rlang.load(sys.argv[1], backend="llvm", invcheck=False)
 loaded = time.perf_counter()
-grad = rlang.grad(m["gmm_objective!"], "err!", argnums=(1, 2, 3, 4))
-grad(*args)
+call = m["gmm_objective!"]
+if sys.argv[3] == "gradient":
+    call = rlang.grad(call, "err!", argnums=(1, 2, 3, 4))
+call(*args)
 done = time.perf_counter()
-grad(*args)
+call(*args)
 second = time.perf_counter()
-grad(*args)
+call(*args)
 third = time.perf_counter()
 print(json.dumps({"load": loaded - start, "total": done - start, "second": second - done,
                   "third": third - second}))
@@ -71,41 +78,47 @@ print(json.dumps({"total": time.perf_counter() - start}))
 """
 
 
-def run(code: str, argument: str, cache: str | None = None, quick: bool = False) -> dict:
+def run(code: str, *argv, cache: str | None = None, quick: bool = True) -> dict:
     env = dict(os.environ, RLANG_QUICK_FIRST_CALL="1" if quick else "0")
     if cache is not None:
         env["RLANG_CACHE_DIR"] = cache
-    done = subprocess.run([sys.executable, "-c", code, argument], capture_output=True,
-                          text=True, env=env, check=True)
+    done = subprocess.run([sys.executable, "-c", code, *map(str, argv)],
+                          capture_output=True, text=True, env=env, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--long", type=int, default=1_000_000,
+                        help="points of the objective's long first call (0: not run)")
     options = parser.parse_args()
+    cases = [("gradient", 1000), ("objective", 1000)] + \
+        ([("objective", options.long)] if options.long else [])
+    best = {}
     with tempfile.TemporaryDirectory() as scratch:
-        colds = [run(RLANG, str(GMM), str(Path(scratch) / f"cold{k}"))
-                 for k in range(options.repeat)]
-        quicks = [run(RLANG, str(GMM), str(Path(scratch) / f"quick{k}"), quick=True)
-                  for k in range(options.repeat)]
+        for what, n in cases:
+            for quick in (True, False):
+                runs = [run(RLANG, GMM, n, what, quick=quick,
+                            cache=str(Path(scratch) / f"{what}{n}{quick}-{k}"))
+                        for k in range(options.repeat)]
+                best[what, n, quick] = min(runs, key=lambda r: r["total"])
         warm_cache = str(Path(scratch) / "warm")
-        run(RLANG, str(GMM), warm_cache)
-        warms = [run(RLANG, str(GMM), warm_cache) for _ in range(options.repeat)]
-    cold = min(colds, key=lambda r: r["total"])
-    quick = min(quicks, key=lambda r: r["total"])
-    warm = min(warms, key=lambda r: r["total"])
-    jax_first = min(run(JAX, str(ROOT / "benchmarks" / "gradbench"))["total"]
+        run(RLANG, GMM, 1000, "gradient", cache=warm_cache)
+        warm = min((run(RLANG, GMM, 1000, "gradient", cache=warm_cache)
+                    for _ in range(options.repeat)), key=lambda r: r["total"])
+    jax_first = min(run(JAX, ROOT / "benchmarks" / "gradbench")["total"]
                     for _ in range(options.repeat))
-    print("GMM d=10 K=25 n=1000: rlang.load + the first gradient, fresh processes, best of",
+    print("GMM d=10 K=25: rlang.load + the first call, fresh processes, best of",
           options.repeat)
-    print(f"  empty cache  {cold['total']:8.3f} s   (load {cold['load']:.3f} s; the rest is "
-          "lowering, emission, O3 and the call); second call "
-          f"{cold['second'] * 1e3:.1f} ms")
-    print(f"    with RLANG_QUICK_FIRST_CALL=1 {quick['total']:.3f} s; its second call "
-          f"{quick['second']:.3f} s (waits for the O3 code: Note [A quick first call]), "
-          f"third {quick['third'] * 1e3:.1f} ms")
-    print(f"  warm cache   {warm['total'] * 1e3:8.1f} ms  (load {warm['load'] * 1e3:.1f} ms)")
+    for what, n in cases:
+        default, o3 = best[what, n, True], best[what, n, False]
+        print(f"  {what:9} n={n:<8} empty cache {default['total']:7.3f} s (load "
+              f"{default['load']:.3f} s; second call {default['second'] * 1e3:.1f} ms, third "
+              f"{default['third'] * 1e3:.1f} ms); RLANG_QUICK_FIRST_CALL=0 "
+              f"{o3['total']:.3f} s (second {o3['second'] * 1e3:.1f} ms)")
+    print(f"  gradient  n=1000     warm cache  {warm['total'] * 1e3:7.1f} ms (load "
+          f"{warm['load'] * 1e3:.1f} ms)")
     print(f"  JAX's first jit(grad) call {jax_first:.3f} s")
 
 

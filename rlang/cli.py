@@ -236,6 +236,9 @@ def entry() -> None:
             stream.flush()
         except (OSError, ValueError):       # a closed pipe, a closed stream
             status = status or EXIT_ERROR
+    from .backends.llvm.tiers import finish_optimising
+
+    finish_optimising()         # the optimised code into the disk cache (see the Note)
     os._exit(status)
 
 
@@ -246,7 +249,9 @@ def entry() -> None:
 # ms of a 0.28 s `rlang run` from the cache.  The command line therefore leaves with
 # `os._exit` once the output is flushed: every file a command writes is closed
 # before it returns, and the disk cache is written with a rename before the call
-# returns.  The REPL (prompt_toolkit's history, an interactive session) exits as
+# returns.  A module still being optimised for a call that ran its quick code (Note
+# [A quick first call], backends/llvm/tiers.py) is waited for after the output is
+# flushed, so that its O3 code goes to the disk cache for the next command.  The REPL (prompt_toolkit's history, an interactive session) exits as
 # Python does, and `main()` itself, which tests call in-process, returns.
 
 

@@ -72,6 +72,11 @@ PARALLEL_HOOK = "rev_parallel_hook"
 #: rlang/backends/llvm/kept_blocks.py); null: calloc and free.
 TAKE_HOOK, GIVE_HOOK = "rev_take_hook", "rev_give_hook"
 TAKE_RAW_HOOK = "rev_take_raw_hook"      # memory that need not be zero
+#: `i8 rev_preempt`: set (not 0) while a module's quickly compiled code should leave
+#: its call for the optimised code (Note [Leaving the quick code],
+#: rlang/backends/llvm/tiers.py); the call then fails with CTX_SITE = PREEMPTED.
+PREEMPT_FLAG = "rev_preempt"
+PREEMPTED = -1
 
 #: How scalars are stored in memory (array elements and scalar arguments).
 STORAGE = {"bool": "i8", "i32": "i32", "i64": "i64", "f32": "float", "f64": "double"}

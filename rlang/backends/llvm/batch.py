@@ -185,7 +185,7 @@ def _entry(native, symbol: str) -> tuple:
     (descriptors), the positions it writes), looked up once per module and symbol."""
     entry = native.batch_entries.get(symbol)
     if entry is None:
-        types, results, written = native.symbols[symbol]
+        types, results, written, _ = native.symbols[symbol]
         entry = native.batch_entries[symbol] = (
             _BATCH_ENTRY(native.engine.get_function_address(symbol + "_batch")),
             EntryLayout(types, results, objects=False, written=written), written)

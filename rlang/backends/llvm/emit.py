@@ -29,6 +29,7 @@ from .alias import ParameterScopes, distinct_gradients
 from .batch import emit_batch_entry
 from .ancillas import AncillaEmitter
 from .parallel import SharedWriteEmitter
+from .polls import PollEmitter
 from .threaded import ThreadedLoopEmitter
 from ...ir.blocks import plan_blocks
 from ...ir.iteration_lanes import laned_blocks
@@ -204,7 +205,7 @@ def _fill_descriptor(b: ll.IRBuilder, ctx, obj, descriptor, t: ir.ArrayType, hea
 
 
 class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteEmitter,
-                       ThreadedLoopEmitter, ExprEmitter):
+                       ThreadedLoopEmitter, PollEmitter, ExprEmitter):
     """Emits the body of one IR function."""
 
     def __init__(self, out, functions, module: ir.Module, fn: ir.Function, recursive: bool,
@@ -654,6 +655,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         self.emit_scope(stmt.body)
         if stmt.site is not None:
             self.fail_if(b.not_(self.expr(stmt.post)), stmt.site, [ll.Constant(I64, 1)])
+        self.poll_preemption()      # Note [Leaving the quick code], tiers.py
         b.branch(head)
         b.position_at_end(done)
 
@@ -675,6 +677,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
         self.emit_scope(stmt.step)
         if stmt.site is not None:
             self.fail_if(self.expr(stmt.start), stmt.site, [ll.Constant(I64, 1)])
+        self.poll_preemption()
         b.branch(body)
         b.position_at_end(done)
 
@@ -706,6 +709,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             if stmt.site is not None:
                 now = b.load(slot)
                 self.fail_if(b.icmp_signed("!=", now, index), stmt.site, [index, now])
+            self.poll_preemption()
         self.stop_tracking(stmt, tracking)
         if done is not None:            # threaded.py: the blocks ran, or the loop inline
             b.branch(done)

@@ -8,9 +8,9 @@ default `~/.cache/rlang`).  Where the system linker is found, the object code is
 linked into a shared library beside it, which later processes open without loading
 LLVM (Note [Code without LLVM], backends/llvm/shared_code.py); elsewhere MCJIT
 loads it.  `key` must cover the source, the argument types and the
-flags (rlang/backends/llvm/backend.py makes it).  With RLANG_QUICK_FIRST_CALL=1 a big
-module's first call runs quickly compiled code while a thread optimises it (Note [A
-quick first call]).
+flags (rlang/backends/llvm/backend.py makes it).  A big module's first call runs
+quickly compiled code while a thread optimises it (Note [A quick first call],
+backends/llvm/tiers.py).
 
 `NativeModule.call(symbol, values)` runs an entry point on values already conformed
 to the parameter types (rlang/backends/llvm/backend.py) and returns the new values, or
@@ -18,8 +18,8 @@ raises the interpreter's RlangError when a check failed.
 """
 from __future__ import annotations
 
-import atexit
 import collections
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -35,12 +35,14 @@ from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
 from . import kept_blocks, shared_code
+from .tiers import (Optimising, PreemptByte, QuickCall, quick_call, quick_first_call,
+                    without_polls)
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
 #: Bump when the cache format changes (changes to the compiler's own source files
 #: invalidate the cache by themselves: `disk_cache.package_digest`).
-CODE_VERSION = "8"
+CODE_VERSION = "9"
 
 _initialised = False
 _INITIALISING = threading.Lock()
@@ -102,9 +104,10 @@ def target_machine(opt: int = 3, reloc: str = "default"):
 
 
 def optimise(llvm_ir: str, machine) -> "llvm.ModuleRef":
-    """Parse, verify and optimise (O3, new pass manager) LLVM IR text."""
+    """Parse, verify and optimise (O3, new pass manager) LLVM IR text, its polls
+    for leaving quick code read as 0 (backends/llvm/polls.py)."""
     llvm = _llvm()
-    module = _module_for(llvm_ir, machine)
+    module = _module_for(without_polls(llvm_ir), machine)
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
     options.slp_vectorization = True
@@ -165,7 +168,7 @@ def compile_module(key: str, build) -> "NativeModule":
     module, llvm_module = build()
     text = str(llvm_module)
     symbols = {s: ([p.type for p in fn.params], [(r.name, r.type) for r in fn.results],
-                   fn.written)
+                   fn.written, fn.written | fn.accumulated)
                for s, fn in module.functions.items()}
     from ...ir.call_graph import recursive_symbols
 
@@ -299,51 +302,6 @@ def _cpuinfo() -> str | None:
     return "cpuinfo:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
-# Note [A quick first call]
-# ~~~~~~~~~~~~~~~~~~~~~~~~~
-# LLVM's O3 passes and code generation cost about 7 µs a byte of our IR text: GMM's
-# gradient in lanes (GradBench's gmm.rev, 550 kB of IR) took 3.8 s of a 4.6 s
-# first gradient, for a pass that then runs in 2.3 ms.  With RLANG_QUICK_FIRST_CALL=1
-# a module with more IR than QUICK_TIER_BYTES is compiled twice.  First quickly
-# (SROA, InstCombine and SimplifyCFG, then LLVM's O0 code generator: 0.15 s for
-# GMM's) for the first call, while a thread compiles it at O3 (llvmlite releases
-# the GIL in LLVM's calls); every later call waits for the O3 code if it is not
-# ready yet, and runs it.  So only a module's first call runs the quick code, and
-# the second and later calls run at the speed they had: benchmarks that call twice
-# to warm up time the optimised code.  Both tiers compile the same IR without
-# fast-math contraction or unordered reductions, so they give the same bits
-# (tests/backends/llvm/test_llvm_tiers.py).  The O3 object goes to the disk cache
-# as before: a later process loads it.  GMM's first gradient: 4.6 s → 1.0 s.
-#
-# It is not the default, because there is no way to leave the quick code in the
-# middle of a call: GMM's pass runs 10x slower there (25 against 2.3 ms; with the
-# O1 code generator and more passes, 4x at best, for 0.4-0.7 s of compiling), so
-# a first call whose work takes more than about half a second at O3 (the same GMM
-# on 10^6 points, a long `main`) would end later than compiling at O3 first.  Where
-# first calls are short (a notebook, a REPL, a service's start) it is the better
-# trade, and one variable turns it on.
-#
-# What a module's code is used for other than its own calls (a Hessian's native
-# groups, a batch's entry, JAX's FFI handler) takes addresses that outlive a call,
-# so those wait for the O3 code.  A recursive module never takes the quick tier:
-# its frames at O0 are larger, and the native stack is sized by depth.  A process
-# that ends while a module is being optimised waits for it (atexit) rather than
-# leave LLVM running under the interpreter's teardown; the wait fills the cache.
-# (The command line leaves with os._exit, Note [Leaving without teardown], which
-# runs no destructor under the thread and writes no cache entry for it.)
-
-#: LLVM IR text (bytes) above which a module's first call may run quickly compiled
-#: code (a smaller module compiles at O3 in well under a second).
-QUICK_TIER_BYTES = 150_000
-
-
-def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
-    """Whether a module of this IR takes the quick first tier (Note [A quick first
-    call]): RLANG_QUICK_FIRST_CALL=1, more IR than QUICK_TIER_BYTES, no recursion."""
-    return (os.environ.get("RLANG_QUICK_FIRST_CALL", "0") == "1"
-            and len(llvm_ir) > QUICK_TIER_BYTES and not recursive)
-
-
 def quick_object(llvm_ir: str) -> bytes:
     """LLVM IR text compiled to object code with few passes and the O0 code
     generator (Note [A quick first call])."""
@@ -357,49 +315,6 @@ def quick_object(llvm_ir: str) -> bytes:
     passes.run(module, llvm.create_pass_builder(
         machine, llvm.create_pipeline_tuning_options(speed_level=0)))
     return machine.emit_object(module)
-
-
-class _Optimising:
-    """A module being compiled at O3 on a thread of its own."""
-
-    def __init__(self, work):
-        self.obj: ObjectCode | None = None     # (None where compiling failed: the quick
-        #                                      code, which is correct, then stays)
-        self.thread = threading.Thread(target=self._run, args=(work,), daemon=True,
-                                       name="rlang-optimise")
-        with _OPTIMISING_LOCK:
-            _OPTIMISING.add(self)
-        self.thread.start()
-
-    def _run(self, work) -> None:
-        try:
-            self.obj = work()
-        except BaseException:       # noqa: BLE001 - nothing may escape a thread
-            pass
-        finally:
-            with _OPTIMISING_LOCK:
-                _OPTIMISING.discard(self)
-
-    def ready(self) -> bool:
-        return not self.thread.is_alive()
-
-    def wait(self) -> "ObjectCode | None":
-        """The optimised object code, or None where compiling it failed."""
-        self.thread.join()
-        return self.obj
-
-
-_OPTIMISING: set = set()
-_OPTIMISING_LOCK = threading.Lock()
-
-
-@atexit.register
-def _finish_optimising() -> None:
-    """Let the optimising threads end before the interpreter's teardown."""
-    with _OPTIMISING_LOCK:
-        running = list(_OPTIMISING)
-    for job in running:
-        job.thread.join()
 
 
 class FrameReports:
@@ -470,7 +385,8 @@ class LoadedCode:
 
 class NativeModule:
     """A module's object code, loaded (`LoadedCode`); where it was compiled quickly,
-    its optimised code replaces it after the first call (Note [A quick first call])."""
+    its optimised code replaces it after the first call (Note [A quick first call],
+    backends/llvm/tiers.py)."""
 
     def __init__(self, entry: str, symbols: dict, sites: list, code: ObjectCode,
                  recursive: bool, loops: list = (), entry_writes: frozenset | None = None):
@@ -483,15 +399,21 @@ class NativeModule:
         self.out = None                 # where @safe print writes (None: stdout)
         self._reports = threading.local()   # .frames: the failing call's frame variables
         self._code = LoadedCode(self, code, self.threaded_loops)
-        self._optimising: _Optimising | None = None
-        self._called = False            # (a call ran the quick code)
+        self._optimising: Optimising | None = None
+        self._called = False            # (a call claimed the quick code)
+        self._quick = self._job = self._preempt = None  # the quick code, the thread
+        #                                 optimising it, its rev_preempt (PreemptByte)
         self._replaced: list = []       # quick code, kept while its callers may run it
         self._settle_lock = threading.Lock()
+        self._claim_lock = threading.Lock()
 
     def optimise_later(self, work) -> None:
         """Run `work()` (→ the optimised object code) on a thread; the code it gives
         replaces this module's after the first call (Note [A quick first call])."""
-        self._optimising = _Optimising(work)
+        self._quick = self._code
+        self._preempt = PreemptByte(self._code.engine.get_global_value_address(
+            abi.PREEMPT_FLAG))
+        self._optimising = self._job = Optimising(work)
 
     def settled(self) -> LoadedCode:
         """The code for what outlives a call: the optimised code, waited for."""
@@ -506,16 +428,27 @@ class NativeModule:
                     self._optimising = None
         return self._code
 
-    def _code_for_a_call(self) -> LoadedCode:
-        """The quick code for the first call while the optimised code is not ready,
-        else the optimised code."""
+    def claim_quick_code(self) -> bool:
+        """Whether the call about to start may run the quick code: the optimised code
+        is not ready and no call has claimed the quick code before (one call only,
+        whichever thread makes it: Note [A quick first call])."""
         job = self._optimising
-        if job is None:
-            return self._code
-        if self._called or job.ready():
-            return self.settled()
-        self._called = True
-        return self._code
+        if job is None or self._called or job.ready():
+            return False
+        with self._claim_lock:
+            claimed, self._called = not self._called, True
+        return claimed
+
+    def arm_preemption(self) -> None:
+        """A call that may leave the quick code starts: it leaves when the optimised
+        code is ready (Note [Leaving the quick code], backends/llvm/tiers.py)."""
+        self._preempt.arm()
+        self._job.on_ready(self._preempt.fire)
+
+    def disarm_preemption(self) -> None:
+        """The call ended, or must not leave any more (it printed)."""
+        if self._preempt is not None:
+            self._preempt.disarm()
 
     @property
     def engine(self):
@@ -532,6 +465,7 @@ class NativeModule:
     def print_hook(self, site, values) -> None:
         import sys
 
+        self.disarm_preemption()    # a call that printed does not run again
         site_info = self.sites[site]
         line = print_line(site_info, print_values(site_info, values))
         (self.out or sys.stdout).write(line + "\n")
@@ -569,9 +503,10 @@ class NativeModule:
         code = code or self.settled()
         entry = code.entries.get(symbol)
         if entry is None:
-            types, results, written = self.symbols[symbol]
+            types, results, written, changed = self.symbols[symbol]
             entry = code.entries[symbol] = (code.function(symbol, self.entry), EntryLayout(
-                types, results, objects=array_header() is not None, written=written))
+                types, results, objects=array_header() is not None, written=written,
+                changed=changed))
         return entry
 
     def layout(self, symbol: str) -> EntryLayout:
@@ -579,19 +514,26 @@ class NativeModule:
         code); finds the entry point in the code loaded now, waiting for nothing."""
         return self.entry_of(symbol, self._code)[1]
 
-    def entry_for_a_call(self, symbol: str) -> tuple:
-        """`entry_of(symbol)` in the code the next call runs (Note [A quick first
-        call])."""
-        return self.entry_of(symbol, self._code_for_a_call())
+    def entry_for_a_call(self, symbol: str, quick: "QuickCall | None") -> tuple:
+        """`entry_of(symbol)` in the code a call runs: the quick code where `quick`
+        (tiers.quick_call) holds this module, else the optimised code (Note [A quick
+        first call])."""
+        if quick is not None and self in quick.natives:
+            return self.entry_of(symbol, self._quick)
+        return self.entry_of(symbol)
 
     def call(self, symbol: str, values: list, max_depth: int) -> list:
         """The new values of the arguments, followed by (name, value) pairs of the
         store when the function is `main`."""
-        function, layout = self.entry_for_a_call(symbol)
+        quick = quick_call([(self, symbol)], values) if self._optimising else None
+        function, layout = self.entry_for_a_call(symbol, quick)
         buffer = layout.pack(values, max_depth, self.threads())
-        status = function(layout.ctx(buffer), layout.args(buffer))
+        with quick or contextlib.nullcontext():
+            status = function(layout.ctx(buffer), layout.args(buffer))
         layout.release(buffer, values)
         if status != 0:
+            if quick is not None and quick.left(layout.context(buffer)):
+                return self.call(symbol, values, max_depth)     # on the optimised code
             self.failed(status, layout, buffer, max_depth)
         new = layout.unpack(buffer, values)
         layout.reuse(buffer)

@@ -57,7 +57,7 @@ class EntryLayout:
     entry point]); without, it is the array's descriptor (`<symbol>_entry`)."""
 
     def __init__(self, types: tuple, results: tuple = (), objects: bool = False,
-                 written: frozenset = frozenset()):
+                 written: frozenset = frozenset(), changed: frozenset = frozenset()):
         self.types, self.results = tuple(types), tuple(results)
         holders = list(self.types) + [t for _, t in self.results]
         codes = [_holder_code(t, objects) for t in self.types] + \
@@ -78,6 +78,9 @@ class EntryLayout:
         self._packers = [_packer(t, objects, k if k in written else None)
                          for k, t in enumerate(self.types)]
         self._stacks = [k for k, t in enumerate(self.types) if isinstance(t, ir.StackType)]
+        self.has_stacks = bool(self._stacks)
+        # the positions the entry point may change: write, or add to (gradients)
+        self.changed = frozenset(changed) | frozenset(written)
         self._zeros = [0] * sum(map(_field_count, codes[len(self.types):]))
         # Note [Calls of one-word arguments]
         self._one_word = objects and not self.results and all(

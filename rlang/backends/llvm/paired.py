@@ -27,6 +27,10 @@ calls.  The context words a successful call leaves are those it started with
 """
 from __future__ import annotations
 
+import contextlib
+
+from .tiers import quick_call
+
 
 class PairedEntries:
     """A forward and a gradient pass on one buffer (see the module docstring)."""
@@ -49,16 +53,17 @@ class PairedEntries:
             return None
         return cls(forward, backward, max_depth)
 
-    def entries(self) -> tuple:
+    def entries(self, quick=None) -> tuple:
         """(the forward's ctypes function or None, the pass's, the pass's layout),
-        from the code a call runs now; kept once that code is final."""
+        from the code a call runs now (`quick`: tiers.quick_call's, for the modules
+        whose quick code it runs); kept once that code is final."""
         if self._entries is not None:
             return self._entries
         native, symbol = self.backward
-        backward, layout = native.entry_for_a_call(symbol)
+        backward, layout = native.entry_for_a_call(symbol, quick)
         forward = None
         if self.forward is not None:
-            forward = self.forward[0].entry_for_a_call(self.forward[1])[0]
+            forward = self.forward[0].entry_for_a_call(self.forward[1], quick)[0]
         entries = (forward, backward, layout)
         if all(n.settled_now() for n in self.natives):
             self._entries = entries
@@ -68,8 +73,14 @@ class PairedEntries:
         """The pass's new values after the forward (if any) and the pass ran on
         `values` (arrays in place); `between(outputs)`, if given, sees the forward's
         new values (the first ones of `values`: arrays as the same objects, which the
-        pass then changes) before the pass runs."""
-        forward, backward, layout = self.entries()
+        pass then changes) before the pass runs.  A call that leaves quick code (Note
+        [Leaving the quick code], backends/llvm/tiers.py) runs again on the optimised
+        code, `between` not called twice."""
+        quick = None
+        if self._entries is None:
+            pairs = ([self.forward] if self.forward else []) + [self.backward]
+            quick = quick_call(pairs, values)
+        forward, backward, layout = self.entries(quick)
         native = self.backward[0]
         max_depth = self.max_depth()
         threads = native.threads()
@@ -77,15 +88,20 @@ class PairedEntries:
             threads = max(threads, self.forward[0].threads())
         buffer = layout.pack(values, max_depth, threads)
         ctx, args = layout.ctx(buffer), layout.args(buffer)
-        if forward is not None:
-            status = forward(ctx, args)
-            if status != 0:
-                self.forward[0].failed(status, layout, buffer, max_depth)
-            if between is not None:
-                between(layout.unpack(buffer, values)[:self.outputs])
-        status = backward(ctx, args)
+        failing, status = None, 0
+        with quick or contextlib.nullcontext():
+            if forward is not None:
+                status = forward(ctx, args)
+                failing = self.forward[0]
+                if status == 0 and between is not None:
+                    between(layout.unpack(buffer, values)[:self.outputs])
+            if status == 0:
+                status = backward(ctx, args)
+                failing, between = native, None
         if status != 0:
-            native.failed(status, layout, buffer, max_depth)
+            if quick is not None and quick.left(layout.context(buffer)):
+                return self(values, between)
+            failing.failed(status, layout, buffer, max_depth)
         new = layout.unpack(buffer, values)
         layout.reuse(buffer)
         return new

@@ -45,7 +45,7 @@ args = (0.0, rng.standard_normal(k), rng.random((k, d)), rng.standard_normal((k,
         rng.standard_normal((k, d * (d - 1) // 2)), rng.standard_normal((n, d)), 1.0, 0)
 m = rlang.load({str(GMM)!r}, backend="llvm", invcheck=False)
 grads = rlang.grad(m["gmm_objective!"], "err!", argnums=(1, 2, 3, 4))(*args)
-kinds = sorted(type(native._code.engine).__name__
+kinds = sorted(type(native.settled().engine).__name__
                for native in m.compiled._modules.values())
 print(json.dumps({{"grads": [g.tobytes().hex() for g in grads],
                    "llvm": "llvmlite.binding" in sys.modules, "kinds": kinds}}))

@@ -1,7 +1,8 @@
-"""With RLANG_QUICK_FIRST_CALL=1, a big module's first call runs quickly compiled
-code while its optimised code is compiled on a thread; later calls run the optimised
-code (Note [A quick first call], rlang/backends/llvm/jit.py).  The two tiers give
-the same bits."""
+"""A big module's first call runs quickly compiled code while its optimised code is
+compiled on a thread; later calls run the optimised code (Note [A quick first call],
+rlang/backends/llvm/tiers.py).  The two tiers give the same bits.  A first call
+still running when the optimised code is ready leaves the quick code for it, its
+arrays put back first (Note [Leaving the quick code])."""
 from __future__ import annotations
 
 import os
@@ -19,7 +20,7 @@ from rlang import RlangError
 
 pytest.importorskip("llvmlite")
 
-from rlang.backends.llvm import jit  # noqa: E402
+from rlang.backends.llvm import jit, tiers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "outputs"
@@ -29,10 +30,12 @@ PROGRAMS = sorted(p for p in GOLDEN.glob("*.rev") if "function main(" in p.read_
 
 @pytest.fixture
 def quick_always(monkeypatch, tmp_path):
-    """Every module takes the quick first tier; an empty disk cache."""
+    """Every module takes the quick first tier, even with sums O3 may reassociate;
+    an empty disk cache."""
     monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "1")
-    monkeypatch.setattr(jit, "QUICK_TIER_BYTES", 0)
+    monkeypatch.delenv("RLANG_QUICK_FIRST_CALL", raising=False)     # (the default)
+    monkeypatch.setattr(tiers, "QUICK_TIER_BYTES", 0)
+    monkeypatch.setattr(tiers, "REASSOCIATED", "(never in LLVM IR)")
     return tmp_path
 
 
@@ -122,30 +125,187 @@ def test_what_outlives_a_call_waits_for_the_optimised_code(quick_always):
     assert native._optimising is None and len(native._replaced) == 1
 
 
-def test_only_asked_for_and_only_big_modules_without_recursion_take_the_quick_tier(
+def test_big_modules_without_recursion_take_the_quick_tier_unless_it_is_turned_off(
         monkeypatch, tmp_path):
     monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path))
-    big = "x" * (jit.QUICK_TIER_BYTES + 1)
+    big = "x" * (tiers.QUICK_TIER_BYTES + 1)
     monkeypatch.delenv("RLANG_QUICK_FIRST_CALL", raising=False)
-    assert not jit.quick_first_call(big, recursive=False)       # not the default
+    assert tiers.quick_first_call(big, recursive=False)         # the default
+    assert not tiers.quick_first_call(big, recursive=True)
+    assert not tiers.quick_first_call("x" * tiers.QUICK_TIER_BYTES, recursive=False)
+    assert not tiers.quick_first_call(big + "fadd reassoc double", recursive=False)
+    monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "0")
+    assert not tiers.quick_first_call(big, recursive=False)
     monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "1")
-    assert jit.quick_first_call(big, recursive=False)
-    assert not jit.quick_first_call(big, recursive=True)
-    assert not jit.quick_first_call("x" * jit.QUICK_TIER_BYTES, recursive=False)
-    monkeypatch.setattr(jit, "QUICK_TIER_BYTES", 0)
+    assert tiers.quick_first_call(big, recursive=False)
+    monkeypatch.setattr(tiers, "QUICK_TIER_BYTES", 0)
     m = rlang.load(ROOT / "examples" / "fibonacci.rev", backend="llvm")
     assert m.rrfib(0, 10) == (89, 10)
     assert all(n._optimising is None and not n._replaced for n in _natives(m))
 
 
 def test_a_process_that_ends_during_the_optimisation_waits_for_it(tmp_path):
-    code = ("import rlang, rlang.backends.llvm.jit as jit\n"
-            "jit.QUICK_TIER_BYTES = 0\n"
+    code = ("import rlang, rlang.backends.llvm.tiers as tiers\n"
+            "tiers.QUICK_TIER_BYTES = 0\n"
             "m = rlang.loads('function f(y!, x)\\n    y! += x * x\\nend\\n', backend='llvm')\n"
             "print(m.f(1.0, 3.0))\n")
-    env = dict(os.environ, RLANG_CACHE_DIR=str(tmp_path), RLANG_QUICK_FIRST_CALL="1")
+    env = dict(os.environ, RLANG_CACHE_DIR=str(tmp_path))
+    env.pop("RLANG_QUICK_FIRST_CALL", None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(10.0, 3.0)" and not done.stderr
     assert len(list(tmp_path.glob("*.rlo"))) == 1     # the wait filled the cache
+
+
+SPIN = """
+function spin!(y: f64[:], x: f64[:], n: i64)
+    for k = 0:n - 1
+        for i = 0:size(x, 0) - 1
+            y[i] += x[i] * 0.5 + 1.0
+        end
+    end
+end
+"""
+
+
+@pytest.fixture
+def left_answers(quick_always, monkeypatch):
+    """The list of the calls' `QuickCall.left` answers (True: the call left the quick
+    code)."""
+    left, answers = tiers.QuickCall.left, []
+
+    def spied(call, context):
+        answers.append(left(call, context))
+        return answers[-1]
+
+    monkeypatch.setattr(tiers.QuickCall, "left", spied)
+    return answers
+
+
+@pytest.fixture
+def leaving(left_answers, monkeypatch):
+    """A module's optimised code is ready as soon as a call that may leave its quick
+    code has started (its compile waits for that), so the call leaves at its first
+    poll; gives `left_answers`."""
+    optimise_later, arm = jit.NativeModule.optimise_later, jit.NativeModule.arm_preemption
+
+    def held_until_armed(native, work):
+        native.armed_in_test = threading.Event()
+        optimise_later(native, lambda: native.armed_in_test.wait(300) and work())
+
+    def arm_and_fire(native):
+        arm(native)
+        native._preempt.fire()
+        native.armed_in_test.set()
+
+    monkeypatch.setattr(jit.NativeModule, "optimise_later", held_until_armed)
+    monkeypatch.setattr(jit.NativeModule, "arm_preemption", arm_and_fire)
+    return left_answers
+
+
+def test_polls_are_in_the_quick_code_s_text_and_read_as_zero_in_the_optimised_one(
+        quick_always, monkeypatch):
+    texts = []
+    quick = jit.quick_object
+    monkeypatch.setattr(jit, "quick_object", lambda text: texts.append(text) or quick(text))
+    m = rlang.loads(SPIN, backend="llvm")
+    m.spin_(np.zeros(3), np.ones(3), 2)
+    [text] = texts
+    assert text.count(tiers.POLL_READ) == 2         # one per loop
+    plain = tiers.without_polls(text)
+    assert tiers.POLL_READ not in plain and plain.count(tiers.NO_POLL_READ) == 2
+    optimised = str(jit.optimise(text, jit.target_machine()))
+    assert "load atomic" not in optimised
+    assert [line for line in optimised.splitlines() if "rev_preempt" in line] == [
+        "@rev_preempt = local_unnamed_addr global i8 0"]     # defined, never read
+
+
+def test_a_first_call_leaves_the_quick_code_when_the_optimised_code_is_ready(leaving):
+    m = rlang.loads(SPIN, backend="llvm")
+    x = np.arange(5.0)
+    y, _, n = m.spin_(np.full(5, 2.0), x, 3)
+    assert leaving == [True]            # it left, and ran again on the optimised code
+    [native] = _natives(m)
+    assert native._called and native._optimising is None and len(native._replaced) == 1
+    expected = rlang.loads(SPIN).spin_(np.full(5, 2.0), x, 3)[0]     # the interpreter
+    assert _bits(y) == _bits(expected) and n == 3     # y put back before the second run
+    again, _, _ = m.spin_(np.full(5, 2.0), x, 3)
+    assert _bits(again) == _bits(y) and leaving == [True]
+
+
+SQUARES = """
+function squares!(loss!: f64, x: f64[:])
+    for i = 0:size(x, 0) - 1
+        loss! += x[i] * x[i] * x[i]
+    end
+end
+"""
+
+
+def test_gradients_that_leave_the_quick_code_give_the_optimised_code_s_bits(leaving):
+    m = rlang.loads(SQUARES, backend="llvm", invcheck=False)    # (the pass alone first)
+    x = np.linspace(-1.0, 2.0, 7)
+    grad = rlang.grad(m.squares_, argnums=1, loss="loss!")
+    value_and_grad = rlang.value_and_grad(m.squares_, argnums=1, loss="loss!")
+    first = grad(0.0, x)                # the pass alone, on quick code: it leaves
+    assert leaving == [True]
+    both = value_and_grad(0.0, x)       # the forward is a new module: the forward
+    assert leaving == [True, True]      # and the pass on one buffer (paired.py) leave
+    assert _bits(first) == _bits(grad(0.0, x)) == _bits(both[1])     # (optimised code)
+    assert _bits(both) == _bits(value_and_grad(0.0, x))
+    reference = rlang.value_and_grad(rlang.loads(SQUARES).squares_, argnums=1,
+                                     loss="loss!")(0.0, x)
+    assert np.isclose(both[0], reference[0], rtol=1e-14)
+    assert np.allclose(first, reference[1], rtol=1e-14, atol=0)
+    assert leaving == [True, True]
+
+
+def test_a_first_call_that_printed_does_not_leave_the_quick_code(leaving, capsys):
+    talk = SPIN.replace("    for k = 0:n - 1\n", '    @safe print("spinning", n)\n'
+                        "    for k = 0:n - 1\n", 1)
+    m = rlang.loads(talk, backend="llvm")
+    y, _, _ = m.spin_(np.full(4, 2.0), np.arange(4.0), 3)
+    assert leaving == [] and capsys.readouterr().out == "spinning 3\n"   # printed once
+    [native] = _natives(m)
+    assert native._called and native._preempt._byte.value == 0
+    assert _bits(y) == _bits(rlang.loads(talk).spin_(np.full(4, 2.0), np.arange(4.0), 3)[0])
+
+
+@pytest.mark.parametrize("why", ["copies", "threads", "stacks"])
+def test_a_first_call_that_could_not_leave_the_quick_code_runs_the_optimised_code(
+        left_answers, monkeypatch, why):
+    source, args = SPIN, lambda: (np.zeros(3), np.ones(3), 2)
+    if why == "copies":     # more to copy than a first call on quick code may write
+        monkeypatch.setattr(tiers, "QUICK_COPY_BYTES", 16)
+    elif why == "threads":
+        source = SPIN.replace("for i = 0:size(x, 0) - 1", "@parallel for i = 0:size(x, 0) - 1")
+    else:
+        source = SPIN.replace("function spin!(y: f64[:], x: f64[:], n: i64)",
+                              "function spin!(y: f64[:], x: f64[:], n: i64, s: stack{i64})")
+        args = lambda: (np.zeros(3), np.ones(3), 2, rlang.Stack("i64", [7]))
+    arm, armed = jit.NativeModule.arm_preemption, []
+    monkeypatch.setattr(jit.NativeModule, "arm_preemption",
+                        lambda native: armed.append(native) or arm(native))
+    m = rlang.loads(source, backend="llvm")
+    result = m.spin_(*args())
+    [native] = _natives(m)
+    assert native._called and armed == [] and left_answers == []    # no quick run:
+    assert native._optimising is None and len(native._replaced) == 1  # waited for O3
+    assert _bits(result[0]) == _bits(rlang.loads(source).spin_(*args())[0])
+
+
+def test_a_gradient_pass_whose_sums_o3_may_reassociate_is_compiled_at_o3_first(
+        monkeypatch, tmp_path):
+    monkeypatch.setenv("RLANG_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("RLANG_QUICK_FIRST_CALL", raising=False)
+    monkeypatch.setattr(tiers, "QUICK_TIER_BYTES", 0)
+    m = rlang.loads(SQUARES, backend="llvm")
+    x = np.linspace(-1.0, 2.0, 9)
+    grad = rlang.grad(m.squares_, argnums=1, loss="loss!")
+    first = grad(0.0, x)
+    natives = {native.entry: native for native in _natives(m)}
+    forward, gradient = natives.pop("rev_squares___f64_f64a1u"), natives.popitem()[1]
+    assert forward._job is not None         # compiled quickly, and at O3 on a thread
+    assert gradient._job is None and not gradient._replaced      # at O3 only
+    assert _bits(grad(0.0, x)) == _bits(first)
