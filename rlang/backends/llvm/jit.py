@@ -25,6 +25,7 @@ import hashlib
 import os
 import pickle
 import threading
+import time
 from pathlib import Path
 
 import llvmlite
@@ -35,8 +36,8 @@ from ..errors import error_from_context, locals_text, print_line, print_values
 from .. import abi
 from ..abi import LOCALS_HOOK, PRINT_HOOK
 from . import kept_blocks, shared_code
-from .tiers import (Optimising, PreemptByte, QuickCall, quick_call, quick_first_call,
-                    without_polls)
+from .tiers import (QUICK_ALONE, Optimising, PreemptByte, QuickCall, one_core, quick_call,
+                    quick_first_call, without_polls)
 from .marshal import (NOT_ADDRESSABLE, READ_ONLY, EntryLayout, ReadOnlyArgument,
                            array_header, not_addressable)
 
@@ -191,9 +192,13 @@ def compile_module(key: str, build) -> "NativeModule":
 
     if not quick_first_call(text, recursive):
         return NativeModule(*described, optimised(), recursive, loops, writes)
-    native = NativeModule(*described, ObjectCode(quick_object(text)), recursive, loops,
-                          writes)
-    native.optimise_later(optimised)
+    started = time.perf_counter()
+    quick = ObjectCode(quick_object(text))
+    alone = None
+    if one_core():          # Note [One core for two tiers]
+        alone = QUICK_ALONE * (time.perf_counter() - started)
+    native = NativeModule(*described, quick, recursive, loops, writes)
+    native.optimise_later(optimised, alone)
     return native
 
 
@@ -407,13 +412,15 @@ class NativeModule:
         self._settle_lock = threading.Lock()
         self._claim_lock = threading.Lock()
 
-    def optimise_later(self, work) -> None:
+    def optimise_later(self, work, alone: float | None = None) -> None:
         """Run `work()` (→ the optimised object code) on a thread; the code it gives
-        replaces this module's after the first call (Note [A quick first call])."""
-        self._quick = self._code
+        replaces this module's after the first call (Note [A quick first call]).
+        `alone`: the seconds a first call may run the quick code before the compile
+        starts (one core: Note [One core for two tiers]); None: it starts now."""
+        self._quick, self._alone = self._code, alone
         self._preempt = PreemptByte(self._code.engine.get_global_value_address(
             abi.PREEMPT_FLAG))
-        self._optimising = self._job = Optimising(work)
+        self._optimising = self._job = Optimising(work, held=alone is not None)
 
     def settled(self) -> LoadedCode:
         """The code for what outlives a call: the optimised code, waited for."""
@@ -444,11 +451,18 @@ class NativeModule:
         code is ready (Note [Leaving the quick code], backends/llvm/tiers.py)."""
         self._preempt.arm()
         self._job.on_ready(self._preempt.fire)
+        if self._alone is not None:
+            self._job.start_after(self._alone, self._preempt.fire)
 
     def disarm_preemption(self) -> None:
-        """The call ended, or must not leave any more (it printed)."""
+        """The call must not leave the quick code any more (it printed)."""
         if self._preempt is not None:
             self._preempt.disarm()
+
+    def end_quick_call(self) -> None:
+        """The call on the quick code ended: the O3 compile may start."""
+        self.disarm_preemption()
+        self._job.start()
 
     @property
     def engine(self):

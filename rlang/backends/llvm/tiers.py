@@ -48,6 +48,22 @@ from .. import abi
 # A first call that cannot leave waits for the O3 code instead (below).
 # RLANG_QUICK_FIRST_CALL=0 turns the quick tier off.
 #
+# Note [One core for two tiers]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Where the process may run on one CPU only (its affinity: `taskset -c 0`, a
+# container's one core), the O3 compile and the quick call share that core: each
+# runs at half speed, so a long first call leaves the quick code only after twice
+# the compile's time.  GMM's objective on 10^6 points took 1.70 s so, against
+# 0.89 s with O3 first.  On one core the compile is therefore held while the
+# first call runs the quick code alone, for at most QUICK_ALONE times the quick
+# compile's own time (0.06-0.07 s for GMM's modules, whose O3 compile takes
+# 0.4-0.8 s): a call that ends sooner lets the compile start then, in the
+# background; one that does not leaves the quick code at that moment and waits for
+# the O3 code, compiled with the core to itself.  A long first call then costs at
+# most that budget, the quick compile and the copies more than with O3 first.
+# Anything that needs the O3 code (a later call, a Hessian's groups, the end of
+# the process) starts a held compile at once.
+#
 # A module whose IR has sums LLVM may reassociate (gradient passes: Note
 # [Reassociable gradient sums]) is compiled at O3 first.  O3 groups such a sum's
 # terms in partial sums (its vectoriser's, as wide as the CPU's vectors) while the
@@ -113,6 +129,10 @@ REASSOCIATED = " reassoc "
 #: code (a smaller module compiles at O3 in well under a second).
 QUICK_TIER_BYTES = 150_000
 
+#: On one core, how long a first call may run the quick code alone, in units of the
+#: quick compile's time (Note [One core for two tiers]).
+QUICK_ALONE = 2.0
+
 #: The most bytes of arrays a first call on quick code may write (they are copied
 #: before it runs, Note [Leaving the quick code]).
 QUICK_COPY_BYTES = 64 << 20
@@ -127,15 +147,29 @@ def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
             and REASSOCIATED not in llvm_ir)
 
 
-class Optimising:
-    """A module being compiled at O3 on a thread of its own."""
+def one_core() -> bool:
+    """Whether this process may run on one CPU only (its affinity, where the system
+    tells it)."""
+    try:
+        return len(os.sched_getaffinity(0)) == 1
+    except (AttributeError, OSError):
+        return os.cpu_count() == 1
 
-    def __init__(self, work):
+
+class Optimising:
+    """A module being compiled at O3 on a thread of its own; `held`: the compile waits
+    until `start()` (on one core: Note [One core for two tiers])."""
+
+    def __init__(self, work, held: bool = False):
         self.obj = None             # (None where compiling failed: the quick code,
         #                             which is correct, then stays)
         self._callbacks: list = []
         self._lock = threading.Lock()
         self._done = False
+        self._go = threading.Event()
+        if not held:
+            self._go.set()
+        self._timer: threading.Timer | None = None
         self.thread = threading.Thread(target=self._run, args=(work,), daemon=True,
                                        name="rlang-optimise")
         with _OPTIMISING_LOCK:
@@ -143,6 +177,7 @@ class Optimising:
         self.thread.start()
 
     def _run(self, work) -> None:
+        self._go.wait()
         try:
             self.obj = work()
         except BaseException:       # noqa: BLE001 - nothing may escape a thread
@@ -170,8 +205,30 @@ class Optimising:
                 return
         callback()
 
+    def start(self) -> None:
+        """Let a held compile begin (now, if it has not)."""
+        self._go.set()
+        timer = self._timer
+        if timer is not None:
+            timer.cancel()
+
+    def start_after(self, seconds: float, first) -> None:
+        """A held compile begins after `seconds`, `first()` called just before, unless
+        `start()` comes sooner; nothing where the compile is not held."""
+        if self._go.is_set():
+            return
+
+        def expired():
+            first()
+            self._go.set()
+        self._timer = threading.Timer(seconds, expired)
+        self._timer.daemon = True
+        self._timer.start()
+
     def wait(self):
-        """The optimised object code, or None where compiling it failed."""
+        """The optimised object code (compiled now if it was held), or None where
+        compiling it failed."""
+        self.start()
         self.thread.join()
         return self.obj
 
@@ -187,7 +244,7 @@ def finish_optimising() -> None:
     with _OPTIMISING_LOCK:
         running = list(_OPTIMISING)
     for job in running:
-        job.thread.join()
+        job.wait()
 
 
 class PreemptByte:
@@ -266,7 +323,7 @@ class QuickCall:
 
     def __exit__(self, *exc) -> bool:
         for native in self.natives:
-            native.disarm_preemption()
+            native.end_quick_call()
         return False
 
     def left(self, context: list) -> bool:

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -190,7 +191,7 @@ def leaving(left_answers, monkeypatch):
     poll; gives `left_answers`."""
     optimise_later, arm = jit.NativeModule.optimise_later, jit.NativeModule.arm_preemption
 
-    def held_until_armed(native, work):
+    def held_until_armed(native, work, alone=None):
         native.armed_in_test = threading.Event()
         optimise_later(native, lambda: native.armed_in_test.wait(300) and work())
 
@@ -309,3 +310,69 @@ def test_a_gradient_pass_whose_sums_o3_may_reassociate_is_compiled_at_o3_first(
     assert forward._job is not None         # compiled quickly, and at O3 on a thread
     assert gradient._job is None and not gradient._replaced      # at O3 only
     assert _bits(grad(0.0, x)) == _bits(first)
+
+
+@pytest.fixture
+def one_core(quick_always, monkeypatch):
+    """The process runs as if it had one CPU (Note [One core for two tiers])."""
+    monkeypatch.setattr(jit, "one_core", lambda: True)
+
+
+def test_on_one_core_a_short_first_call_runs_alone_and_the_compile_starts_after_it(
+        one_core, monkeypatch):
+    arm, optimised = jit.NativeModule.arm_preemption, jit.optimised_object
+    compiling, held_while_running = threading.Event(), []
+
+    def arm_and_look(native):
+        time.sleep(0.05)                # (time enough for a compile not held to start)
+        held_while_running.append(not compiling.is_set())
+        arm(native)
+
+    monkeypatch.setattr(jit, "optimised_object",
+                        lambda *args: compiling.set() or optimised(*args))
+    monkeypatch.setattr(jit.NativeModule, "arm_preemption", arm_and_look)
+    m = rlang.loads(SPIN, backend="llvm")
+    y, _, _ = m.spin_(np.zeros(3), np.ones(3), 2)
+    [native] = _natives(m)
+    assert held_while_running == [True] and native._job._go.is_set()   # started after
+    assert native._alone is not None and native._alone > 0
+    native.settled()
+    assert native._optimising is None and len(native._replaced) == 1
+    assert _bits(y) == _bits(np.full(3, 3.0))
+
+
+def test_on_one_core_a_long_first_call_leaves_the_quick_code_when_its_time_is_up(
+        one_core, left_answers, monkeypatch):
+    monkeypatch.setattr(jit, "QUICK_ALONE", 0.0)    # its time is up at once
+    m = rlang.loads(SPIN, backend="llvm")
+    x = np.linspace(0.0, 1.0, 100)
+    y, _, _ = m.spin_(np.zeros(100), x, 1_000_000)
+    assert left_answers == [True]       # (else the quick code ran 10^8 passes to the end)
+    expected = np.zeros(100)
+    for _ in range(1_000_000):      # the same additions, in the same order
+        expected += x * 0.5 + 1.0
+    assert _bits(y) == _bits(expected)
+
+
+def test_the_command_line_waits_for_the_optimised_code_before_it_leaves(
+        quick_always, monkeypatch, tmp_path, capsys):
+    from rlang import cli
+
+    source = tmp_path / "spin.rev"
+    source.write_text(SPIN + "\nfunction main()\n    y ← zeros(f64, 3)\n"
+                      "    x ← zeros(f64, 3)\n    spin!(y, x, 2)\nend\n")
+    optimised = jit.optimised_object
+    monkeypatch.setattr(jit, "optimised_object",       # (a slow compile)
+                        lambda *args: time.sleep(0.3) or optimised(*args))
+    compiling_at_exit = []
+
+    def leave(status):
+        compiling_at_exit.append(len(tiers._OPTIMISING))
+        raise SystemExit(status)
+
+    monkeypatch.setattr(cli.os, "_exit", leave)
+    monkeypatch.setattr(sys, "argv", ["rlang", "run", str(source), "--backend", "llvm"])
+    with pytest.raises(SystemExit) as left:
+        cli.entry()
+    assert left.value.code == 0 and "y = [2.0, 2.0, 2.0]" in capsys.readouterr().out
+    assert compiling_at_exit == [0] and list(quick_always.glob("*.rlo"))
