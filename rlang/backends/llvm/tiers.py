@@ -72,6 +72,8 @@ from .. import abi
 # code is ready: the same call would not give the same bits run after run.
 # Dropping the flag instead costs 10-23 % on GradBench's llsq, lse and kmeans
 # gradients and GMM's at d >= 32 (measured in benchmarks/README.md, session 41).
+# RLANG_QUICK_FIRST_CALL=any takes the quick tier for them too, for whom a first
+# result sooner is worth its last bits (GMM's first gradient: 1.07 → 0.40 s).
 #
 # What a module's code is used for other than its own calls (a Hessian's native
 # groups, a batch's entry, JAX's FFI handler) takes addresses that outlive a call,
@@ -140,11 +142,12 @@ QUICK_COPY_BYTES = 64 << 20
 
 def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
     """Whether a module of this IR takes the quick first tier (Note [A quick first
-    call]): more IR than QUICK_TIER_BYTES, no recursion, no sum LLVM may reassociate,
-    RLANG_QUICK_FIRST_CALL not 0."""
-    return (os.environ.get("RLANG_QUICK_FIRST_CALL", "1") != "0"
-            and len(llvm_ir) > QUICK_TIER_BYTES and not recursive
-            and REASSOCIATED not in llvm_ir)
+    call]): RLANG_QUICK_FIRST_CALL not 0, more IR than QUICK_TIER_BYTES, no
+    recursion, and no sum LLVM may reassociate unless RLANG_QUICK_FIRST_CALL is
+    `any`."""
+    asked = os.environ.get("RLANG_QUICK_FIRST_CALL", "1")
+    return (asked != "0" and len(llvm_ir) > QUICK_TIER_BYTES and not recursive
+            and (asked == "any" or REASSOCIATED not in llvm_ir))
 
 
 def one_core() -> bool:

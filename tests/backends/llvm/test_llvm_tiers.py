@@ -135,6 +135,8 @@ def test_big_modules_without_recursion_take_the_quick_tier_unless_it_is_turned_o
     assert not tiers.quick_first_call(big, recursive=True)
     assert not tiers.quick_first_call("x" * tiers.QUICK_TIER_BYTES, recursive=False)
     assert not tiers.quick_first_call(big + "fadd reassoc double", recursive=False)
+    monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "any")
+    assert tiers.quick_first_call(big + "fadd reassoc double", recursive=False)
     monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "0")
     assert not tiers.quick_first_call(big, recursive=False)
     monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", "1")
