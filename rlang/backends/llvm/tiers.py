@@ -277,6 +277,10 @@ class PreemptByte:
                 self._byte.value = 1
 
 
+#: Values a call's buffer holds by value, packed again for the call on the O3 code.
+_PACKED_AGAIN = (bool, int, float, complex, np.generic)
+
+
 def quick_call(entries: list, values: list) -> "QuickCall | None":
     """For a call running `entries` ((NativeModule, symbol) pairs, in order) on
     `values` (packed by the last entry's layout): a QuickCall for the modules whose
@@ -317,6 +321,8 @@ class QuickCall:
                 if total > QUICK_COPY_BYTES:
                     return None
                 saved.append((value, value.copy()))
+            elif not isinstance(value, _PACKED_AGAIN):
+                return None         # (something else changed in place: not put back)
         return cls(natives, saved)
 
     def __enter__(self) -> "QuickCall":

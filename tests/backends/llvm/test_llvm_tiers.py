@@ -378,3 +378,28 @@ def test_the_command_line_waits_for_the_optimised_code_before_it_leaves(
         cli.entry()
     assert left.value.code == 0 and "y = [2.0, 2.0, 2.0]" in capsys.readouterr().out
     assert compiling_at_exit == [0] and list(quick_always.glob("*.rlo"))
+
+
+RECURRENCE = """
+function logistic!(y!: f64, r: f64, n: i64)
+    @routine begin
+        s ← zeros(f64, n + 1)
+        s[0] += 0.5
+        for i = 1:n
+            s[i] += r * s[i - 1] * (1.0 - s[i - 1])
+        end
+    end
+    y! += s[n]
+    ~@routine
+end
+"""
+
+
+def test_a_call_that_leaves_frees_its_ancillas_and_runs_again(leaving):
+    m = rlang.loads(RECURRENCE, backend="llvm")        # s: 160 kB, a kept block's size
+    first = m.logistic_(0.0, 3.7, 20_000)
+    assert leaving == [True]
+    expected = rlang.loads(RECURRENCE).logistic_(0.0, 3.7, 20_000)
+    assert _bits(first) == _bits(expected)
+    for _ in range(3):                  # its memory went back: taken and given again
+        assert _bits(m.logistic_(0.0, 3.7, 20_000)) == _bits(expected)
