@@ -3,11 +3,14 @@ a thread optimises it (Note [A quick first call]), and the call's way out to the
 optimised code once that is ready (Note [Leaving the quick code]).
 
 - `quick_first_call(llvm_ir, recursive)`: whether a module of this IR takes the
-  quick tier.
-- `Optimising(work)`: `work()` (→ the optimised object code) running on a thread;
-  `wait()` gives its result, `on_ready(callback)` runs `callback()` when it is done.
+  quick tier (`quick_tier_by_default(on)` sets what it answers where
+  RLANG_QUICK_FIRST_CALL is not set); `without_polls(llvm_ir)`: the text for O3.
+- `Optimising(work, held)`: `work()` (→ the optimised object code) running on a
+  thread, held until `start()` or `start_after(seconds, first)` where `held` (one
+  core: `one_core()`, Note [One core for two tiers]); `wait()` gives its result,
+  `on_ready(callback)` runs `callback()` when it is done.
 - `quick_call(entries, values)`: the preparation of one call that may run quick
-  code and leave it (a `QuickCall`: the arrays it may write saved, the modules'
+  code and leave it (a `QuickCall`: the arrays it may change saved, the modules'
   preempt bytes armed while it runs), or None where the call runs the optimised
   code (`NativeModule.call` and `PairedEntries` use it).
 - `PreemptByte(address)`: a module's `rev_preempt` byte in its quick code.
@@ -46,7 +49,9 @@ from .. import abi
 # quick code]): it then costs at most the O3 compile plus its run on the O3 code,
 # as without the quick tier, plus the quick compile and copies of what it writes.
 # A first call that cannot leave waits for the O3 code instead (below).
-# RLANG_QUICK_FIRST_CALL=0 turns the quick tier off.
+# RLANG_QUICK_FIRST_CALL=0 turns the quick tier off; the command line's one-shot
+# commands run without it unless the variable is set (Note [Leaving without
+# teardown]).
 #
 # Note [One core for two tiers]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -140,12 +145,23 @@ QUICK_ALONE = 2.0
 QUICK_COPY_BYTES = 64 << 20
 
 
+#: RLANG_QUICK_FIRST_CALL's meaning where it is not set (`quick_tier_by_default`)
+_BY_DEFAULT = ["1"]
+
+
+def quick_tier_by_default(on: bool) -> None:
+    """Whether modules take the quick tier where RLANG_QUICK_FIRST_CALL is not set:
+    the command line's one-shot commands turn it off (Note [Leaving without
+    teardown], rlang/cli.py)."""
+    _BY_DEFAULT[0] = "1" if on else "0"
+
+
 def quick_first_call(llvm_ir: str, recursive: bool) -> bool:
     """Whether a module of this IR takes the quick first tier (Note [A quick first
     call]): RLANG_QUICK_FIRST_CALL not 0, more IR than QUICK_TIER_BYTES, no
     recursion, and no sum LLVM may reassociate unless RLANG_QUICK_FIRST_CALL is
     `any`."""
-    asked = os.environ.get("RLANG_QUICK_FIRST_CALL", "1")
+    asked = os.environ.get("RLANG_QUICK_FIRST_CALL", _BY_DEFAULT[0])
     return (asked != "0" and len(llvm_ir) > QUICK_TIER_BYTES and not recursive
             and (asked == "any" or REASSOCIATED not in llvm_ir))
 

@@ -356,9 +356,18 @@ def test_on_one_core_a_long_first_call_leaves_the_quick_code_when_its_time_is_up
     assert _bits(y) == _bits(expected)
 
 
+@pytest.mark.parametrize("asked", ["1", None])
 def test_the_command_line_waits_for_the_optimised_code_before_it_leaves(
-        quick_always, monkeypatch, tmp_path, capsys):
+        quick_always, monkeypatch, tmp_path, capsys, asked):
     from rlang import cli
+
+    if asked:       # (else its one-shot commands compile at O3 first)
+        monkeypatch.setenv("RLANG_QUICK_FIRST_CALL", asked)
+    monkeypatch.setattr(tiers, "_BY_DEFAULT", ["1"])    # (entry() sets it: put back)
+    jobs = []
+    later = jit.NativeModule.optimise_later
+    monkeypatch.setattr(jit.NativeModule, "optimise_later",
+                        lambda native, *args: jobs.append(native) or later(native, *args))
 
     source = tmp_path / "spin.rev"
     source.write_text(SPIN + "\nfunction main()\n    y ← zeros(f64, 3)\n"
@@ -378,6 +387,7 @@ def test_the_command_line_waits_for_the_optimised_code_before_it_leaves(
         cli.entry()
     assert left.value.code == 0 and "y = [2.0, 2.0, 2.0]" in capsys.readouterr().out
     assert compiling_at_exit == [0] and list(quick_always.glob("*.rlo"))
+    assert len(jobs) == (1 if asked else 0)
 
 
 RECURRENCE = """
