@@ -22,7 +22,7 @@ from ...ir.passes import run_passes
 from ...ir.prune import written_arrays
 from ...primitives import UPDATE_TABLE
 from .. import abi
-from .expr import ExprEmitter, counted_loop
+from .expr import ExprEmitter, cold_weights, counted_loop
 from .instructions import emit_instr
 from .types import F64, I1, I32, I64, I8, local_name, storage_type
 from .alias import ParameterScopes, distinct_gradients
@@ -319,9 +319,6 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             ir.visit(self, stmt)
 
     # ---------------------------------------------------------------- errors
-    def ctx_word(self, index: int):
-        return self.builder.gep(self.ctx, [ll.Constant(I64, index)])
-
     def fail_if(self, condition, site: int | None, values, record=None) -> None:
         """Branch to an error exit recording `site` and `values` when `condition`;
         `record()`, if given, emits more of the record there.  The exit frees the
@@ -330,7 +327,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             return
         fail = self.llfn.append_basic_block("fail")
         ok = self.llfn.append_basic_block("ok")
-        self.builder.cbranch(condition, fail, ok).set_weights([1, 1 << 20])   # cold
+        self.builder.cbranch(condition, fail, ok).set_metadata("prof", cold_weights(self.out))
         self.builder.position_at_end(fail)
         self.builder.store(ll.Constant(I64, site + 1), self.ctx_word(abi.CTX_SITE))
         ints = [v for v in values if v.type == I64]
