@@ -36,6 +36,7 @@ from ...types_rules import BackendUnsupported
 from .. import abi
 from .emit import emit_module
 from .jit import optimise, target_machine
+from .tiers import without_polls
 
 
 def compiled_module(unit, invcheck: bool, signatures: dict | None = None):
@@ -55,8 +56,8 @@ def compile_file(unit, emit: str, invcheck: bool = True,
     """(LLVM IR (str), assembly (str) or object code (bytes) of the whole program,
     the functions left out as (name, reason))."""
     _, llvm_module, _, skipped = compiled_module(unit, invcheck, signatures)
-    if emit == "llvm":
-        return str(llvm_module), skipped
+    if emit == "llvm":          # (as optimised: no polls for leaving quick code)
+        return without_polls(str(llvm_module)), skipped
     machine = target_machine(reloc="pic")
     optimised = optimise(str(llvm_module), machine)
     return (machine.emit_assembly(optimised) if emit == "asm" else

@@ -4,9 +4,10 @@ the quick code], rlang/backends/llvm/tiers.py).
 `PollEmitter.poll_preemption()` emits, at a loop's back edge, a read of the module's
 `rev_preempt` byte (abi.PREEMPT_FLAG) and a cold branch to the scope's error exit
 recording CTX_SITE = abi.PREEMPTED when it is set.  Every module's IR has them;
-`tiers.without_polls(text)` turns each read into the constant 0 in the text that
-is optimised at O3 (and for C libraries), where the branches then fold away before
-any loop pass sees them, so only the quick tier's code polls.
+`tiers.without_polls(text)` turns each read into the constant 0, and drops the
+byte, in the text that is optimised at O3 (and for C libraries, and that `rlang
+compile --emit llvm` writes), where the branches then fold away before any loop
+pass sees them, so only the quick tier's code polls.
 """
 from __future__ import annotations
 

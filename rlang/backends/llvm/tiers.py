@@ -121,11 +121,14 @@ from .. import abi
 #: optimised text reads instead.
 POLL_READ = f'load atomic i8, i8* @"{abi.PREEMPT_FLAG}" monotonic, align 1'
 NO_POLL_READ = "add i8 0, 0"
+#: … and the byte's definition, which the optimised text then drops
+POLL_BYTE = f'@"{abi.PREEMPT_FLAG}" = global i8 0\n'
 
 
 def without_polls(llvm_ir: str) -> str:
-    """LLVM IR text with every poll reading 0 (its branch is then dead)."""
-    return llvm_ir.replace(POLL_READ, NO_POLL_READ)
+    """LLVM IR text with every poll reading 0 (its branch is then dead) and no
+    preempt byte (a C library exports no such symbol)."""
+    return llvm_ir.replace(POLL_READ, NO_POLL_READ).replace(POLL_BYTE, "")
 
 
 #: The flag of float additions whose terms O3 may group otherwise (Note [Reassociable

@@ -364,3 +364,15 @@ def test_two_signatures_for_one_function_are_refused(tmp_path):
                  "--signature", "norm(f64, f32[:])", cwd=tmp_path)
     assert done.returncode == 2
     assert "`norm` has a signature already; give one per function" in done.stderr
+
+
+def test_compiled_outputs_have_no_polls_for_leaving_quick_code(tmp_path):
+    # (only quickly compiled code polls: Note [Leaving the quick code], tiers.py)
+    (tmp_path / "prog.rev").write_text(
+        "function spin!(y: f64[:], n: i64)\n    for k = 0:n - 1\n        y[0] += 1.0\n"
+        "    end\nend\n")
+    for emit in ("llvm", "asm"):
+        done = rlang("compile", "prog.rev", "--emit", emit, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "define" in done.stdout or "spin" in done.stdout
+        assert "rev_preempt" not in done.stdout
