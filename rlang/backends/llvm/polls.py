@@ -16,6 +16,7 @@ from llvmlite import ir as ll
 from .. import abi
 from .types import I8
 
+
 class PollEmitter:
     """A mixin of the function emitter (backends/llvm/emit.py): `out` is the LLVM
     module, `builder` the builder, `fail_if` branches to an error exit."""

@@ -389,26 +389,15 @@ def test_the_command_line_waits_for_the_optimised_code_before_it_leaves(
     assert len(jobs) == (1 if asked else 0)
 
 
-RECURRENCE = """
-function logistic!(y!: f64, r: f64, n: i64)
-    @routine begin
-        s ← zeros(f64, n + 1)
-        s[0] += 0.5
-        for i = 1:n
-            s[i] += r * s[i - 1] * (1.0 - s[i - 1])
-        end
-    end
-    y! += s[n]
-    ~@routine
-end
-"""
+#: a recurrence kept in an ancilla array: `logistic!(out!, r, s0, n)`
+WORKLOADS = ROOT / "benchmarks" / "llvm" / "workloads.rev"
 
 
 def test_a_call_that_leaves_frees_its_ancillas_and_runs_again(leaving):
-    m = rlang.loads(RECURRENCE, backend="llvm")        # s: 160 kB, a kept block's size
-    first = m.logistic_(0.0, 3.7, 20_000)
+    m = rlang.load(WORKLOADS, backend="llvm")       # s: 160 kB, a kept block's size
+    first = m.logistic_(0.0, 3.7, 0.5, 20_000)
     assert leaving == [True]
-    expected = rlang.loads(RECURRENCE).logistic_(0.0, 3.7, 20_000)
+    expected = rlang.load(WORKLOADS).logistic_(0.0, 3.7, 0.5, 20_000)
     assert _bits(first) == _bits(expected)
     for _ in range(3):                  # its memory went back: taken and given again
-        assert _bits(m.logistic_(0.0, 3.7, 20_000)) == _bits(expected)
+        assert _bits(m.logistic_(0.0, 3.7, 0.5, 20_000)) == _bits(expected)
