@@ -15,6 +15,7 @@ derivatives come from the primitive registry (`primitives.BUILTINS[...].partials
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ from ..dual import Dual, is_zero
 from ..ieee import complex_rule_at, rule_at
 from ..numbers import Fixed, FixedArray, ULog
 from ..primitives import BUILTINS, OPERATOR_PARTIALS, lift
+from .zero_partials import zero_by_rule
 
 
 def carries_gradient(value) -> bool:
@@ -106,8 +108,8 @@ def _backprop(walk: _Walk, expr, seed) -> None:
                 return
             d_left, d_right = rule_at(OPERATOR_PARTIALS[expr.op],
                                       (_number(left), _number(right)))
-            _backprop(walk, expr.left, seed * _conj(d_left))
-            _backprop(walk, expr.right, seed * _conj(d_right))
+            _send(walk, expr, 0, (left, right), seed, _conj(d_left))
+            _send(walk, expr, 1, (left, right), seed, _conj(d_right))
     elif kind is ast.Unary:
         if expr.op == "-":
             _backprop(walk, expr.operand, -seed)
@@ -237,6 +239,25 @@ def _backprop_call(walk, expr: ast.Call, seed) -> None:
                                  expr.span)
         return
     partials = rule_at(builtin.partials, [_real_number(a) for a in args])
-    for arg, partial in zip(expr.args, partials):
+    for k, partial in enumerate(partials):
         if partial is not None:
-            _backprop(walk, arg, seed * partial)
+            _send(walk, expr, k, args, seed, partial)
+
+
+def _send(walk, expr, k: int, values, seed, partial) -> None:
+    """Add seed · partial to the gradients of operand k of `expr` (a binary operator
+    or a built-in call, whose operands had `values`), unless the partial is zero by
+    its rule and the seed not finite (Note [Partials zero by rule],
+    rlang/ad/zero_partials.py)."""
+    operand = (expr.left, expr.right)[k] if type(expr) is ast.Binary else expr.args[k]
+    if isinstance(partial, (int, float, complex)) and partial == 0 and not _finite(seed) \
+            and zero_by_rule(expr, k, values, walk.evaluator.consts):
+        return
+    _backprop(walk, operand, seed * partial)
+
+
+def _finite(seed) -> bool:
+    """Whether a seed is a finite number (a dual number counts as finite)."""
+    if isinstance(seed, complex):
+        return cmath.isfinite(seed)
+    return not isinstance(seed, float) or math.isfinite(seed)
