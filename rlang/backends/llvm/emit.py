@@ -22,7 +22,8 @@ from ...ir.passes import run_passes
 from ...ir.prune import written_arrays
 from ...primitives import UPDATE_TABLE
 from .. import abi
-from .expr import ExprEmitter, cold_weights, counted_loop
+from .expr import ExprEmitter, counted_loop
+from .hoisted_checks import checked_runs, hoisting
 from .instructions import emit_instr
 from .types import F64, I1, I32, I64, I8, local_name, storage_type
 from .alias import ParameterScopes, distinct_gradients
@@ -315,8 +316,10 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                                             self.fn.inverse))
 
     def emit_body(self, stmts) -> None:
-        for stmt in stmts:
-            ir.visit(self, stmt)
+        for run, plan in checked_runs(stmts, across=not self.reports_locals):
+            with hoisting(self, plan):       # Note [Constant indices checked once]
+                for stmt in run:
+                    ir.visit(self, stmt)
 
     # ---------------------------------------------------------------- errors
     def fail_if(self, condition, site: int | None, values, record=None) -> None:
@@ -327,7 +330,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             return
         fail = self.llfn.append_basic_block("fail")
         ok = self.llfn.append_basic_block("ok")
-        self.builder.cbranch(condition, fail, ok).set_metadata("prof", cold_weights(self.out))
+        self.cold_branch(condition, fail, ok)
         self.builder.position_at_end(fail)
         self.builder.store(ll.Constant(I64, site + 1), self.ctx_word(abi.CTX_SITE))
         ints = [v for v in values if v.type == I64]
@@ -397,7 +400,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
                                                                             self.expr(b)))
                 self.fail_if(same, site, ())
         pointer = self.address(target)
-        value = self.expr(stmt.value)
+        value = self.checked_once(stmt.value)
         t = ir.representation(target.type)     # a ulog's logarithm goes up or down
         combines = UPDATE_TABLE[stmt.op].combines      # the IR has += -= ^= only
         # onto a zero (Note [Updates onto zeros], rlang/ir/onto_zeros.py): no load, and
@@ -445,7 +448,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             for k, part in enumerate(self.complex_parts(stmt.value)):
                 self.builder.store(part, self.part(slot, k))
             return
-        self.builder.store(self.to_storage(self.expr(stmt.value), var.type), slot)
+        self.builder.store(self.to_storage(self.checked_once(stmt.value), var.type), slot)
 
     def complex_parts(self, value: ir.ComplexValue) -> tuple:
         return self.expr(value.re), self.expr(value.im)
@@ -559,7 +562,7 @@ class _FunctionEmitter(AncillaEmitter, StackEmitter, ReportEmitter, SharedWriteE
             self.fail_if(self.complex_differs(value, expected), stmt.site, value + list(expected))
         elif stmt.site is not None:
             value = self.from_storage(self.builder.load(self.slots[var]), var.type)
-            expected = self.expr(stmt.value)
+            expected = self.checked_once(stmt.value)
             t = stmt.value.type         # an integer against an f64: Note [Integers
             compared = value if t == var.type else self.to_f64(value, var.type)  # dealloc…]
             differs = self.values_differ(compared, expected, t)

@@ -17,6 +17,7 @@ from llvmlite import ir as ll
 from ...ir import nodes as ir
 from .arith import emit_binary, emit_builtin, floor_div_int
 from .convert import emit_convert
+from .hoisted_checks import hoisted_bounds, hoisting
 from .inline_math import inline_exp
 from .types import F32, F64, I1, I8, I32, I64, llvm_type, local_name, storage_type
 
@@ -61,6 +62,7 @@ class ExprEmitter:
     def __init__(self, builder: ll.IRBuilder):
         self.builder = builder
         self.ctx_words: dict = {}       # index → its address (`ctx_word`)
+        self.hoisted: frozenset = frozenset()   # sites checked before the expression
 
     def ctx_word(self, index: int):
         """The address of a context word, computed once in the entry block (a check
@@ -72,6 +74,11 @@ class ExprEmitter:
             word = self.ctx_words[index] = self.builder.gep(self.ctx, [ll.Constant(I64, index)])
             self.builder.position_at_end(saved)
         return word
+
+    def cold_branch(self, condition, taken, otherwise) -> None:
+        """A branch to `taken` where `condition` holds, marked almost never taken."""
+        self.builder.cbranch(condition, taken, otherwise).set_metadata(
+            "prof", cold_weights(self.out))
 
     # --------------------------------------------------------------- helpers
     def constant(self, value, t: str):
@@ -183,10 +190,10 @@ class ExprEmitter:
         offset = ll.Constant(I64, 0)
         for k, (index, extent, stride) in enumerate(zip(indices, shape, strides)):
             i = self.expr(index)
-            if site is not None:
+            if site is not None and site + k not in self.hoisted:
                 outside = b.icmp_unsigned(">=", i, extent)     # negative: huge unsigned
                 self.fail_if(outside, site + k, [i, extent])
-            offset = b.add(offset, b.mul(i, stride))
+            offset = _sum(b, offset, _product(b, i, stride))
         pointer = b.gep(data, [offset])
         return pointer if field is None else self.part(pointer, field)
 
@@ -249,6 +256,13 @@ class ExprEmitter:
     # ----------------------------------------------------------- expressions
     def expr(self, e):
         return getattr(self, "_e_" + type(e).__name__.lower())(e)
+
+    def checked_once(self, e):
+        """`expr(e)` for a statement's whole expression, its reads at constant
+        indices checked once per array axis before it where they may be (Note
+        [Constant indices checked once], backends/llvm/hoisted_checks.py)."""
+        with hoisting(self, hoisted_bounds(e)):
+            return self.expr(e)
 
     def _e_const(self, e: ir.Const):
         return self.constant(e.value, e.type)
@@ -423,3 +437,18 @@ def loop_hints(module: ll.Module, **hints) -> LoopID:
     return LoopID(module, operands, name=str(len(module.metadata)))
 
 
+
+
+def _product(b, x, y):
+    """x · y for i64 values, made a constant where both are (an element's offset at
+    a constant index of a unit-stride axis)."""
+    if isinstance(x, ll.Constant) and isinstance(y, ll.Constant):
+        return ll.Constant(I64, (x.constant * y.constant + 2 ** 63) % 2 ** 64 - 2 ** 63)
+    return b.mul(x, y)
+
+
+def _sum(b, x, y):
+    """x + y for i64 values, without the add where x is the constant 0."""
+    if isinstance(x, ll.Constant) and x.constant == 0:
+        return y
+    return b.add(x, y)
