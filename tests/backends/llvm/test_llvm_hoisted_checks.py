@@ -168,3 +168,39 @@ def _pass_error(monkeypatch, tmp_path, hoist: bool, n: int) -> str:
 def test_a_gradient_pass_fails_at_the_read_it_failed_at_before(monkeypatch, tmp_path, n):
     assert _pass_error(monkeypatch, tmp_path, True, n) == \
         _pass_error(monkeypatch, tmp_path, False, n)
+
+
+def _random_source(seed: int, functions: int = 12) -> str:
+    """Functions whose one update reads x (1-D) and z (2-D) at random constant
+    indices, negative ones among them, in random order and nesting."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for f in range(functions):
+        reads = []
+        for _ in range(int(rng.integers(3, 12))):
+            if rng.random() < 0.6:
+                reads.append(f"x[{int(rng.integers(-2, 9))}]")
+            else:
+                reads.append(f"z[{int(rng.integers(-1, 4))}, {int(rng.integers(0, 5))}]")
+        expr = reads[0]
+        for read in reads[1:]:
+            op = ("+", "-", "*")[int(rng.integers(0, 3))]
+            expr = f"({expr} {op} {read})" if rng.random() < 0.5 else f"{read} {op} {expr}"
+        lines.append(f"function f{f}(y: f64, x: f64[:], z: f64[:, :])\n    y += {expr}\nend\n")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_constant_reads_fail_where_the_interpreter_fails(seed):
+    source = _random_source(seed)
+    modules = {backend: rlang.loads(source, backend=backend) for backend in ("interp", "llvm")}
+    for f in range(12):
+        for n, rows, cols in ((0, 1, 1), (3, 2, 5), (6, 4, 3), (9, 4, 5), (2, 0, 2)):
+            args = (0.0, np.arange(1.0, n + 1.0), np.ones((rows, cols)))
+            outcomes = []
+            for backend, m in modules.items():
+                try:
+                    outcomes.append(("ok", m[f"f{f}"](*args)[0]))
+                except rlang.RlangRuntimeError as error:
+                    outcomes.append(("error", str(error)))
+            assert outcomes[0] == outcomes[1], (f, n, rows, cols, outcomes)
