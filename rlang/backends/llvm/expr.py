@@ -441,9 +441,11 @@ def loop_hints(module: ll.Module, **hints) -> LoopID:
 
 def _product(b, x, y):
     """x · y for i64 values, made a constant where both are (an element's offset at
-    a constant index of a unit-stride axis)."""
+    a constant index of a unit-stride axis), x where y is the constant 1."""
     if isinstance(x, ll.Constant) and isinstance(y, ll.Constant):
         return ll.Constant(I64, (x.constant * y.constant + 2 ** 63) % 2 ** 64 - 2 ** 63)
+    if isinstance(y, ll.Constant) and y.constant == 1:
+        return x
     return b.mul(x, y)
 
 
