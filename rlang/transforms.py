@@ -111,9 +111,14 @@ def _picker(f, argnums, transform: str):
         raise RlangTypeError(f"rlang.{transform} takes a function of a loaded program "
                              f"(`module.f` or `~module.f`), got {type(f).__name__}")
     if argnums is None:
-        return lambda gradients: gradients
+        pick = lambda gradients: gradients      # noqa: E731
+        pick.positions = None
+        return pick
     chosen = argnum_positions(argnums, len(f.params), _name(f), transform)
     if not isinstance(argnums, (tuple, list)):
-        return lambda gradients: gradients[chosen[0]]
-    return lambda gradients: tuple(gradients[k] for k in chosen)
+        pick = lambda gradients: gradients[chosen[0]]      # noqa: E731
+    else:
+        pick = lambda gradients: tuple(gradients[k] for k in chosen)      # noqa: E731
+    pick.positions = frozenset(chosen)      # (the gradients it reads: Note [Scratch …])
+    return pick
 

@@ -487,13 +487,15 @@ def hvp(function, args, vector, loss) -> tuple:
     return gradient_and_hvp(function, args, vector, loss, "hvp")[1]
 
 
-def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple:
+def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp",
+                     wanted=None) -> tuple:
     """`(gradient, hvp)`: the gradient of the final value of `loss` and the Hessian
     times `vector`, each shaped like the arguments (None for integers, bools and
     stacks), from one forward-over-reverse run: `rlang.jvp` of `rlang.grad`
     (Note [Transforms of transforms]).  The caller's arguments
-    are left as they were, bit for bit."""
-    quick = _module("hvp_call").quick_gradient_and_hvp(function, args, vector, loss)
+    are left as they were, bit for bit.  `wanted`: the positions whose entries the
+    caller reads (None: all); the others may be None."""
+    quick = _module("hvp_call").quick_gradient_and_hvp(function, args, vector, loss, wanted)
     if quick is not None:           # Note [Gradient calls without Python]
         return quick
     args = called_with(function, args, driver)
@@ -504,7 +506,8 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp") -> tuple
             made = _module("hvp_call").make_hvp_call
 
             def ran(run):       # (its builtin, for later calls)
-                made(module.compiled, run, function.name, function.inverse, args, loss)
+                made(module.compiled, run, function.name, function.inverse, args, loss,
+                     wanted)
             result = module.compiled_or_none(_compiled().compiled_gradient_and_hvp, function.name,
                                              list(args), vector, loss, function.inverse, ran)
             if result is not None:
@@ -613,7 +616,8 @@ def _jvp_of_transform(g, args, tangents) -> tuple:
     except TypeError:
         raise RlangTypeError(f"rlang.jvp takes the arguments as a list or a tuple, got "
                              f"{type(args).__name__}") from None
-    gradient, moved = gradient_and_hvp(f, args, tangents, loss)
+    gradient, moved = gradient_and_hvp(f, args, tangents, loss,
+                                       wanted=getattr(pick, "positions", None))
     if kind == "grad":
         return pick(gradient), pick(moved)
     value = loss_value(f, args, loss)

@@ -4,16 +4,19 @@ forward-over-reverse run whose arguments bound as they are, the backend is asked
 for a builtin making the same run on arguments of the same kinds, and later calls
 try it first.
 
-    quick_gradient_and_hvp(function, args, vector, loss)   # (gradient, hvp) or None
-    make_hvp_call(functions, run, args, loss)               # after a run (compiled.py)
+    quick_gradient_and_hvp(function, args, vector, loss, wanted)  # (gradient, hvp) or None
+    make_hvp_call(functions, run, name, inverse, args, loss, wanted)  # after a run
 
 The builtin takes f's arguments and the vector's entries; it runs f's tangent run
 on copies of the arrays f writes (the others as they are) with the tangents (copies
 of the vector's arrays; zeros where an entry is None), then the tangent run of the
 gradient pass with the loss seeded, and gives back (the gradients, their
 tangents), None for arguments without a gradient, as `compiled_gradient_and_hvp`
-does.  Anything it does not take goes the general way, with its conversions and
-errors.
+does; where the caller reads only the entries at `wanted` (the positions of
+`rlang.jvp(rlang.grad(f, loss, argnums))`), None for the others too, whose arrays
+the builtin then keeps for its next call (Note [Scratch arrays kept],
+rlang/backends/llvm/call_builtin_code.py).  Anything it does not take goes the
+general way, with its conversions and errors.
 """
 from __future__ import annotations
 
@@ -24,33 +27,34 @@ from .loss import loss_location
 from .native_calls import NativeCall, call_made, gradient_holders, input_kinds, results_of
 
 
-def _key(name: str, inverse: bool, args, loss):
+def _key(name: str, inverse: bool, args, loss, wanted=None):
     key = plan_key(name, signature_of(args), loss, inverse)
-    return key and ("hvp call", key)
+    return key and ("hvp call", key, wanted)
 
 
-def quick_gradient_and_hvp(function, args, vector, loss):
+def quick_gradient_and_hvp(function, args, vector, loss, wanted=None):
     """(gradient, hvp) by the builtin an earlier call of these kinds made, or None
     (take the general way)."""
     return call_made(function, args, vector,
-                     lambda name, inverse, args: _key(name, inverse, args, loss))
+                     lambda name, inverse, args: _key(name, inverse, args, loss, wanted))
 
 
-def make_hvp_call(functions, run, name: str, inverse: bool, args: list, loss) -> None:
+def make_hvp_call(functions, run, name: str, inverse: bool, args: list, loss,
+                  wanted=None) -> None:
     """Ask the backend for the builtin of `run` (a `_ForwardOverReverse` of `name`
     with `loss` that ran on `args` as they are), until it gives one or says it has
-    none (False: its code is not final yet)."""
-    key = _key(name, inverse, args, loss)
+    none (False: its code is not final yet); `wanted` as in the module's text."""
+    key = _key(name, inverse, args, loss, wanted)
     if not key or functions.plans.get(key) is not None:
         return
-    program = _program(run, args, functions.invcheck)
+    program = _program(run, args, functions.invcheck, wanted)
     entries = [(run.forward, run.forward_symbol), (run.backward, run.backward_symbol)]
     call = None if program is None else functions.native_call(entries, program)
     if call is not False:
         functions.plans[key] = (call, (run.forward, run.backward)) if call else False
 
 
-def _program(run, args: list, invcheck: bool):
+def _program(run, args: list, invcheck: bool, wanted=None):
     """The NativeCall of `run`'s calls, or None where a builtin cannot make them:
     f's tangent run on holders A (copies of the arrays f writes, the others as they
     are) and T (the tangents), then the gradient pass's tangent run on A, G (the
@@ -79,7 +83,8 @@ def _program(run, args: list, invcheck: bool):
     holders += tangents + gradients + zeros
     return NativeCall(
         inputs=inputs + ("any",) * n, holders=holders, runs=(a + t, a + g + t + z),
-        results=(results_of(kinds, holders, g[0]), results_of(kinds, holders, z[0])),
+        results=(_only(results_of(kinds, holders, g[0]), wanted),
+                 _only(results_of(kinds, holders, z[0]), wanted)),
         apart=tuple(written) if invcheck else (),
         inside=() if index is None else ((position, index),))
 
@@ -97,3 +102,9 @@ def _constant_location(run, args: list):
     if index is not None and any(i < 0 for i in index):
         return None
     return position, index
+
+
+def _only(items: tuple, wanted) -> tuple:
+    """Result items with None at the positions `wanted` (None: all) leaves out."""
+    return items if wanted is None else \
+        tuple(item if k in wanted else None for k, item in enumerate(items))

@@ -107,7 +107,8 @@ object offsets it reads (the package digest and host CPU are added there).  A
 later process makes the builtin without the IR or LLVM: the decision and the key
 in Python (`call_builtin`), the library opened.  Each library is opened once per
 process and shared by the builtins with the same key (the code keeps nothing of
-its own: what differs is the table).  The table costs each call three dependent
+its own but arrays for its next call, Note [Scratch arrays kept] in
+call_builtin_code.py: what differs is the table).  The table costs each call three dependent
 loads before its first use.
 """
 from __future__ import annotations

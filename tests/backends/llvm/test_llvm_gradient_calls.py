@@ -496,3 +496,64 @@ def test_value_and_grad_takes_its_own_builtin(modules, name, loss, args):
     general = rlang.value_and_grad(fresh[name], loss)(*_copied(args))
     assert value == general[0]
     _identical(gradients, general[1])
+
+
+def _spring_w_jvp(x, dx, k, c):
+    """spring!'s ∂e/∂w = c Σ_{i<k} x[i, :]² and its derivative along dx on x."""
+    return c * np.sum(x[:k] ** 2, axis=0), 2.0 * c * np.sum(x[:k] * dx[:k], axis=0)
+
+
+def _spring_jvp_case(rng, n, m):
+    return ([0.0, rng.normal(size=(n, m)), rng.normal(size=m), n, float(rng.normal())],
+            rng.normal(size=(n, m)))
+
+
+def test_jvp_of_a_picked_gradient_keeps_and_clears_its_scratch_arrays(modules):
+    """`rlang.jvp(rlang.grad(f, loss, argnums))`: the builtin gives back the picked
+    entries alone and keeps the arrays of the others for its next call (Note
+    [Scratch arrays kept], call_builtin_code.py), zeroed or refilled at each call:
+    other values and other extents, in turn, give their own results."""
+    llvm, _ = modules
+    gradient = rlang.grad(llvm["spring!"], "e!", argnums=2)
+    rng = np.random.default_rng(10)
+    cases = [_spring_jvp_case(rng, n, m) for n, m in ((6, 3), (6, 3), (4, 2), (6, 3), (9, 3))]
+    for _ in range(3):
+        for args, dx in cases:
+            got = rlang.jvp(gradient, tuple(_copied(args)), (None, dx.copy(), None, None, None))
+            expected = _spring_w_jvp(args[1], dx, args[3], args[4])
+            for g, e in zip(got, expected):
+                np.testing.assert_allclose(g, e, rtol=1e-13, atol=1e-13)
+
+
+def test_jvp_of_a_picked_gradient_does_not_allocate_the_others_again(modules):
+    import tracemalloc
+
+    llvm, _ = modules
+    gradient = rlang.grad(llvm["spring!"], "e!", argnums=2)
+    args, dx = _spring_jvp_case(np.random.default_rng(11), 4000, 50)
+    direction = (None, dx, None, None, None)
+    for _ in range(3):
+        rlang.jvp(gradient, args, direction)
+    tracemalloc.start()
+    try:
+        rlang.jvp(gradient, args, direction)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # x's gradient, its tangent and the copy of dx (1.6 MB each) came kept
+    assert peak < args[1].nbytes // 4
+
+
+def test_a_kept_gradient_the_pass_reads_is_zeroed_at_every_call(modules):
+    """moved!'s c gradient is summed through x!'s, which argnums leaves out: the
+    array kept for x!'s gradient must start from zeros at every call."""
+    llvm, _ = modules
+    gradient = rlang.grad(llvm["moved!"], "e!", argnums=2)
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        for n in (5, 5, 3, 5):
+            x, c = rng.normal(size=n), float(rng.normal())
+            got = rlang.jvp(gradient, (0.0, x.copy(), c), (None, None, 1.0))
+            shifted = x + c * c
+            expected = (4 * c * np.sum(shifted), 4 * np.sum(shifted) + 8 * c * c * n)
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
