@@ -148,21 +148,29 @@ class _Writer:
     def _copy(self, item, h: int | None = None, ndim: int = 0):
         """A new C-ordered copy of the array `item` (`.copy()`), or NULL; for holder
         h, into the array kept for it where there is one (Note [Scratch arrays kept])."""
-        if h not in self.scratch:
+        def new():
             return self._numpy_call("PyArray_NewCopy", [item, ll.Constant(I32, _C_ORDER)])
+
+        def refill(kept):
+            status = self._numpy_call("PyArray_CopyInto", [kept, item])
+            copied = self.b.icmp_signed(">=", status, ll.Constant(I32, 0))
+            with self.b.if_then(self.b.not_(copied)):
+                self.builder.call("Py_DecRef", [kept])
+            return self.b.select(copied, kept, self.builder.null)
+        return new() if h not in self.scratch else self._kept_or_new(h, item, ndim, refill, new)
+
+    def _kept_or_new(self, h: int, like, ndim: int, refill, new):
+        """Holder h's array: the one kept for it, if it has `like`'s extents, as
+        `refill(kept)` leaves it (that array, or NULL where refilling failed), else
+        `new()` (Note [Scratch arrays kept])."""
         b = self.b
-        kept = self._take_scratch(h, item, ndim)
-        made = b.alloca(PTR, name=f"copy{h}")
+        kept = self._take_scratch(h, like, ndim)
+        made = b.alloca(PTR, name=f"made{h}")
         with b.if_else(b.icmp_unsigned("!=", kept, self.builder.null)) as (then, otherwise):
             with then:
-                status = self._numpy_call("PyArray_CopyInto", [kept, item])
-                copied = b.icmp_signed(">=", status, ll.Constant(I32, 0))
-                b.store(b.select(copied, kept, self.builder.null), made)
-                with b.if_then(b.not_(copied)):
-                    self.builder.call("Py_DecRef", [kept])
+                b.store(refill(kept), made)
             with otherwise:
-                b.store(self._numpy_call("PyArray_NewCopy", [item, ll.Constant(I32, _C_ORDER)]),
-                        made)
+                b.store(new(), made)
         return b.load(made)
 
     def _extents(self, item):
@@ -292,23 +300,20 @@ class _Writer:
     def _zeros_like(self, item, ndim: int, h: int | None = None):
         """New float64 zeros of `item`'s extents (C order), or NULL; for holder h,
         the array kept for it zeroed where there is one (Note [Scratch arrays kept])."""
-        builder, b = self.builder, self.b
-        if h not in self.scratch:
+        builder = self.builder
+
+        def new():
             float64 = builder.slot(("dtype", "d"))
             builder.call("Py_IncRef", [float64])         # (stolen)
             return self._numpy_call("PyArray_Zeros", [
                 ll.Constant(I32, ndim), self._extents(item), float64, ll.Constant(I32, 0)])
-        kept = self._take_scratch(h, item, ndim)
-        made = b.alloca(PTR, name=f"zeros{h}")
-        with b.if_else(b.icmp_unsigned("!=", kept, builder.null)) as (then, otherwise):
-            with then:
-                memset = builder.module.declare_intrinsic("llvm.memset", [PTR, I64])
-                b.call(memset, [builder.read(kept, self.data_at, PTR), ll.Constant(I8, 0),
-                                self._bytes(kept, ndim), ll.Constant(ll.IntType(1), 0)])
-                b.store(kept, made)
-            with otherwise:
-                b.store(self._zeros_like(item, ndim), made)
-        return b.load(made)
+
+        def refill(kept):
+            memset = builder.module.declare_intrinsic("llvm.memset", [PTR, I64])
+            self.b.call(memset, [builder.read(kept, self.data_at, PTR), ll.Constant(I8, 0),
+                                 self._bytes(kept, ndim), ll.Constant(ll.IntType(1), 0)])
+            return kept
+        return new() if h not in self.scratch else self._kept_or_new(h, item, ndim, refill, new)
 
     def _seed(self, zeros, like, index: tuple) -> None:
         """1.0 at `index` of new C-ordered zeros of `like`'s extents."""

@@ -261,6 +261,8 @@ class ExprEmitter:
         """`expr(e)` for a statement's whole expression, its reads at constant
         indices checked once per array axis before it where they may be (Note
         [Constant indices checked once], backends/llvm/hoisted_checks.py)."""
+        if self.hoisted:        # a scalar ancilla of a run whose reads were checked
+            return self.expr(e)  # before it (`checked_runs`): all of its checks there
         with hoisting(self, hoisted_bounds(e)):
             return self.expr(e)
 

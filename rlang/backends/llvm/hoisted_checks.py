@@ -81,7 +81,15 @@ def hoisted_bounds(*exprs) -> HoistedBounds | None:
     None where their checks stay at their reads (a check of another kind, a read at
     a computed index, a branch inside, or fewer than MIN_READS checked reads)."""
     reads: list = []            # (var, axis, index, site) in the order checks run
-    if not all(_collect(e, reads) for e in exprs) or len(reads) < MIN_READS:
+    if not all(_collect(e, reads) for e in exprs):
+        return None
+    return _plan(reads)
+
+
+def _plan(reads: list) -> HoistedBounds | None:
+    """The plan for checked reads (var, axis, index, site) in the order their checks
+    run, or None for fewer than MIN_READS."""
+    if len(reads) < MIN_READS:
         return None
     axes: dict = {}
     largest: list = []
@@ -128,28 +136,30 @@ def checked_runs(stmts, across: bool):
     other statement alone, with no plan (its expression is planned where it is
     emitted, `ExprEmitter.checked_once`)."""
     run: list = []
+    reads: list = []            # the run's checked reads, in order
     for stmt in stmts:
-        if across and _scalar_ancilla(stmt):
+        if across and _scalar_ancilla(stmt) and _collect(stmt.value, found := []):
             run.append(stmt)
+            reads += found
             continue
         if run:
-            yield tuple(run), hoisted_bounds(*(s.value for s in run))
-            run = []
+            yield tuple(run), _plan(reads)
+            run, reads = [], []
         yield (stmt,), None
     if run:
-        yield tuple(run), hoisted_bounds(*(s.value for s in run))
+        yield tuple(run), _plan(reads)
 
 
 def _scalar_ancilla(stmt) -> bool:
     return type(stmt) is ir.Alloc and isinstance(stmt.var.type, str) and \
-        stmt.var.type != "complex" and stmt.value is not None and _collect(stmt.value, [])
+        stmt.var.type != "complex" and stmt.value is not None
 
 
 @contextmanager
 def hoisting(em, plan: HoistedBounds | None):
-    """Emit `plan`'s checks (none for None, or where they are made already), and
-    leave its reads' own checks out of what is emitted inside the context."""
-    if plan is None or plan.sites <= em.hoisted:
+    """Emit `plan`'s checks (none for None), and leave its reads' own checks out of
+    what is emitted inside the context."""
+    if plan is None:
         yield
         return
     emit_hoisted_bounds(em, plan)
@@ -164,7 +174,8 @@ def emit_hoisted_bounds(em, plan: HoistedBounds) -> None:
     """Emit the plan's checks at `em.builder`'s position: one compare per axis, and
     a cold path that records the failing read as its own check would have."""
     b = em.builder
-    extents = [em.array_parts(var)[1][axis] for var, axis in plan.axes]
+    shapes = {var: em.array_parts(var)[1] for var, _ in plan.axes}     # (loaded once)
+    extents = [shapes[var][axis] for var, axis in plan.axes]
     outside = None
     for extent, largest in zip(extents, plan.largest):
         fails = b.icmp_unsigned(">=", ll.Constant(I64, _signed(largest)), extent)
