@@ -118,8 +118,7 @@ def compiled_vjp_pass(functions, name: str, outputs: list, cotangents: list,
     `cotangents` (one per output, checked; None for none): ulog cotangents go into
     log space (∂L/∂ℓ = x · ∂L/∂x), the gradients of ulog inputs come back in value
     space."""
-    signature = signature_of(outputs)       # (a key no gradient plan has: see plan_key)
-    key = None if signature is None else ("vjp", name, inverse, signature)
+    key = vjp_plan_key(name, inverse, signature_of(outputs))
     plan = functions.plans.get(key) if key is not None else None
     if plan is None:
         plan = GradientPlan(functions, name, outputs, None, inverse)
@@ -174,6 +173,12 @@ def _without_forward(functions, plan, name: str, args: list, inverse: bool, sign
         return _gradient_pass(functions, plan, outputs)
     except RlangError:
         return None
+
+
+def vjp_plan_key(name: str, inverse: bool, signature):
+    """The key of `rlang.vjp`'s plans (one no gradient plan has: see plan_key), or
+    None where outputs of `signature` are converted on every call."""
+    return None if signature is None else ("vjp", name, inverse, signature)
 
 
 def plan_key(name: str, signature, loss, inverse: bool):

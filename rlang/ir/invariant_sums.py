@@ -3,15 +3,18 @@ the sum to the element after the loop.
 
 Note [Invariant sums in registers]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-The gradient pass of a CSC mat-vec `y![rowval[p]] += nzval[p] * x[j]` adds
+The gradient pass of a CSC mat-vec `y![rowval[p]] += nzval[p] * x[j]` added
 `seed · nzval[p]` to `x·grad[j]` in every pass of its `p` loop, inside the branch
-that skips zero seeds (Note [Zero seeds], rlang/ir/guards.py: loops that gather
-keep their branches).  The element does not move with `p`, but LLVM keeps an
-element in a register through a loop only when every pass stores it: a store
-under a branch is not one it may make unconditional.  So every pass loaded, added
-and stored `x·grad[j]`, a chain through memory of about 9 cycles a nonzero: the
-pullback with a dense seed took 185 µs for 50,000 nonzeros, SciPy's `A.T @ seed`
-76 µs.
+that skips zero seeds (Note [Zero seeds], rlang/ir/guards.py: loops that scatter,
+and then also those that gathered, keep their branches).  The element does not
+move with `p`, but LLVM keeps an element in a register through a loop only when
+every pass stores it: a store under a branch is not one it may make
+unconditional.  So every pass loaded, added and stored `x·grad[j]`, a chain
+through memory of about 9 cycles a nonzero: the pullback with a dense seed took
+185 µs for 50,000 nonzeros, SciPy's `A.T @ seed` 76 µs.  (That pass now has
+selects, Note [Seed branches in serial loops]; a loop that scatters, as the pass
+of `y![p] += w[j] * x[idx[p]]` adding into `x·grad[idx[p]]` and `w·grad[j]`,
+keeps its branch and is summed here.)
 
 `sum_invariant_updates(module)` rewrites such a loop (a `for`, not `@parallel`)
 as

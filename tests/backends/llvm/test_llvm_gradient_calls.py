@@ -421,6 +421,90 @@ def test_jvp_builtin_gives_new_outputs_of_written_arrays(modules):
     assert np.allclose(first[0][1], want[0][1], rtol=1e-14)
 
 
+# ---- rlang.vjp's pullback (rlang/ad/vjp_call.py)
+
+def _vjp_call(llvm, name: str, outputs):
+    from rlang.ad.vjp_call import _key
+
+    made = llvm.compiled.plans.get(_key(name, False, list(outputs)))
+    return made[0] if made else made
+
+
+def _general_pullback(llvm, name: str, args, cotangents):
+    """The general way's pullback, on a module loaded again (no builtin made yet)."""
+    general = rlang.load(llvm.unit.file, backend="llvm", invcheck=llvm.compiled.invcheck)
+    return rlang.vjp(general[name], *_copied(args))[1](cotangents)
+
+
+def _warm_pullback(llvm, name: str, args, cotangents):
+    """(outputs, vjp_fn) after three pullbacks: the builtin is made by then."""
+    outputs, pull = rlang.vjp(llvm[name], *_copied(args))
+    for _ in range(3):
+        pull(cotangents)
+    return outputs, pull
+
+
+def test_a_pullback_takes_a_builtin_that_gives_the_general_ways_bits(modules):
+    llvm, interp = modules
+    rng = np.random.default_rng(12)
+    args = _args(rng)
+    outputs, pull = _warm_pullback(llvm, "spring!", args, (1.0, None, None, None, None))
+    assert _vjp_call(llvm, "spring!", outputs)
+    kept = _copied(outputs)
+    cases = [(1.0, None, None, None, None),
+             (float(rng.normal()), rng.normal(size=args[1].shape), rng.normal(size=3), 7, 0.5),
+             (None, None, rng.normal(size=3), None, None)]
+    for cotangents in cases:
+        got = pull(cotangents)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(outputs, kept)
+                   if isinstance(a, np.ndarray))
+        _identical(got, _general_pullback(llvm, "spring!", args, cotangents))
+        assert_same_gradients(got, rlang.vjp(interp["spring!"], *_copied(args))[1](cotangents))
+
+
+def test_a_pullback_builtin_leaves_the_outputs_the_pass_writes(modules):
+    """moved!'s pass restores x! from its output: the builtin works on a copy, so
+    every call starts from the same outputs and gives new gradients."""
+    llvm, interp = modules
+    args = [0.0, np.linspace(-1.0, 1.0, 6), 0.3]
+    cotangents = (1.0, np.arange(6.0), 0.5)
+    outputs, pull = _warm_pullback(llvm, "moved!", args, cotangents)
+    builtin = _vjp_call(llvm, "moved!", outputs)
+    assert builtin
+    kept = outputs[1].copy()
+    first, second = (builtin(*outputs, *cotangents) for _ in range(2))
+    assert outputs[1].tobytes() == kept.tobytes()
+    assert first[1] is not second[1] and first[1] is not outputs[1]
+    _identical(first, second)
+    assert_same_gradients(first, rlang.vjp(interp["moved!"], *_copied(args))[1](cotangents))
+
+
+def test_cotangents_of_other_kinds_go_the_general_way(modules):
+    """The pullback's builtin gives () for cotangents it does not take, and the
+    general way converts or refuses them as the interpreter does."""
+    llvm, interp = modules
+    args = _args(np.random.default_rng(13))
+    shape = args[1].shape
+    outputs, pull = _warm_pullback(llvm, "spring!", args, (1.0, None, None, None, None))
+    builtin = _vjp_call(llvm, "spring!", outputs)
+    assert builtin
+    others = [(1, None, None, None, None),                      # an int for a float
+              (1.0, np.ones(shape).tolist(), None, None, None),  # a list
+              (1.0, np.ones(shape, dtype=np.float32), None, None, None),
+              (1.0, np.ones((2, 2)), None, None, None),          # another shape
+              (1.0, None, None, None)]                           # too short
+    for case in others:
+        assert len(case) != len(outputs) or builtin(*outputs, *case) == ()
+        try:
+            expected = rlang.vjp(interp["spring!"], *_copied(args))[1](case)
+        except rlang.RlangError as error:
+            with pytest.raises(rlang.RlangError) as got:
+                pull(case)
+            assert got.value.message == error.message
+        else:
+            assert_same_gradients(pull(case), expected)
+
+
 @pytest.mark.parametrize("driver", ["hvp", "jvp"])
 def test_vectors_of_other_kinds_go_the_general_way(modules, driver):
     """The hvp's and the jvp's builtins give () for vectors (tangents) they do not

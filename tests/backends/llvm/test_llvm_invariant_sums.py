@@ -1,6 +1,8 @@
 """Gradient passes that sum a loop's conditional updates of one element in a scalar
-(Note [Invariant sums in registers], rlang/ir/invariant_sums.py): the CSC
-mat-vec's pass sums `x·grad[j]` in its `p` loop, and its pullbacks stay the
+(Note [Invariant sums in registers], rlang/ir/invariant_sums.py): a pass that
+scatters keeps its seed branch and sums an element's conditional updates; the CSC
+mat-vec's pass only gathers (it does not restore y, which nobody reads), so its
+seeds are selects every pass runs and nothing is summed; its pullbacks stay the
 interpreter's for dense, sparse, zero and non-finite seeds; a loop that runs no
 pass leaves an element the index would miss alone; updates under the program's own
 `if` and f32 sums agree too."""
@@ -26,11 +28,12 @@ WORKLOADS = Path(__file__).resolve().parents[3] / "benchmarks" / "llvm" / "workl
 SOURCE = f"""
 include "{WORKLOADS}"
 
-# y![idx[p]] += w[n - 1] x[p]: w·grad[n - 1] is summed in the p loop, which runs
-# no pass for n = 0 (where w[n - 1] would be w[-1])
+# y![p] += w[n - 1] x[idx[p]]: the pass scatters into x·grad, so its seed branch
+# stays, and w·grad[n - 1] is summed in the p loop, which runs no pass for n = 0
+# (where w[n - 1] would be w[-1])
 function tail!(y!: f64[:], idx: i64[:], w: f64[:], x: f64[:], n: i64)
     @inbounds for p = 0:n - 1
-        y![idx[p]] += w[n - 1] * x[p]
+        y![p] += w[n - 1] * x[idx[p]]
     end
 end
 
@@ -63,11 +66,11 @@ def csc_args(dtype=np.float64, m=7, seed=3):
     return [np.zeros(m, dtype), colptr, rowval, nzval, rng.normal(size=m).astype(dtype)]
 
 
-def summed_targets(name: str, args: list) -> list:
+def summed_targets(name: str, args: list, invcheck: bool = False) -> list:
     """The arrays whose updates the vjp pass of `name` adds from a summing scalar."""
     m = rlang.loads(SOURCE, backend="llvm")
     types = tuple(type_of_value(v) for v in args)
-    module, _ = build_derivative(m.unit, name, types, False, False, "grad")
+    module, _ = build_derivative(m.unit, name, types, False, invcheck, "grad")
     module = run_passes(complete(module))
     scalars = {s.var for s in walk(module.functions[module.entry].body)
                if isinstance(s, ir.Alloc) and s.var.name.endswith("·sum")}
@@ -76,8 +79,11 @@ def summed_targets(name: str, args: list) -> list:
                   s.value.var in scalars and isinstance(s.target, ir.ElemPlace))
 
 
-def test_the_sparse_products_pass_sums_the_column_gradient():
-    assert summed_targets("csc_matvec!", csc_args()) == ["x·grad"]
+@pytest.mark.parametrize("invcheck", [True, False])
+def test_the_sparse_products_pass_gathers_with_selects_and_sums_nothing(invcheck):
+    # a loop that gathers alone: its seeds are selects (Note [Seed branches in
+    # serial loops]), its updates unconditional and kept in registers by LLVM
+    assert summed_targets("csc_matvec!", csc_args(), invcheck) == []
 
 
 def pulled(module, name, args, seed):

@@ -4,9 +4,9 @@ run]).
 
 - `selects_outside_gathers` turns the seed branches of the gradient pass into
   `Guarded` values (none where a seed times a finite constant is zero anyway), keeps
-  the branches that hold what cannot be guarded and those in loops that gather or
-  scatter, and leaves other `if`s alone; on IR built by hand and on the adjoint
-  (rlang/ad/adjoint_ir.py) of small lowered programs;
+  the branches that hold what cannot be guarded and those in loops that scatter,
+  or gather around a loop of their own, and leaves other `if`s alone; on IR built
+  by hand and on the adjoint (rlang/ad/adjoint_ir.py) of small lowered programs;
 - `accumulate_only` gives the parameters a function only adds to when every other
   one is only read, and None otherwise (or when it prints).
 """
@@ -136,6 +136,64 @@ def test_seed_branches_in_gather_loops_stay_branches():
     module = gradient_pass("gathered!", ("f64", IVEC, VEC))
     assert seed_branches(module) == 1
     assert selects_outside_gathers(module) is module
+
+
+NESTED = """
+# the pass gathers y!·grad[idx[i]] around the loop over k (and, @inbounds, does
+# not restore y!, which nobody reads)
+function nested!(y!: f64[:], z!: f64[:, :], idx: i64[:], x: f64[:])
+    @inbounds for i = 0:length(x) - 1
+        y![idx[i]] += x[i] * x[i]
+        for k = 0:size(z!, 1) - 1
+            z![i, k] += x[i] * x[i]
+        end
+    end
+end
+"""
+
+
+def pass_before_guards(source: str, name: str, types: tuple, path: str):
+    """The gradient pass of `name` as the guard pass meets it (the restoration
+    nobody reads left out, known zeros and dead code dropped)."""
+    from rlang.ad.derivatives import complete
+    from rlang.backends.llvm.backend import build_derivative
+    from rlang.ir.passes import PASSES, run_passes
+
+    unit = loads_unit(textwrap.dedent(source), path)
+    check(unit)
+    module, _ = build_derivative(unit, name, types, False, False, "grad")
+    return run_passes(complete(module), tuple(p for p in PASSES[:2]))
+
+
+def loop_branches(module, var_name: str) -> tuple:
+    """(seed branches, guarded updates) in the bodies of the loops over `var_name`
+    (not in loops nested in them)."""
+    loops = [s for fn in module.functions.values() for s in walk(fn.body)
+             if isinstance(s, ir.For) and s.var.name == var_name]
+    assert loops
+    flat = [s for loop in loops for s in loop.body if not isinstance(s, ir.For)]
+    inner = [s for stmt in flat for s in walk((stmt,))]
+    return (sum(seed_guards(s) is not None for s in inner),
+            sum(isinstance(s, ir.Update) and isinstance(s.value, ir.Guarded) for s in inner))
+
+
+def test_a_loop_that_gathers_alone_gets_selects():
+    """The CSC pullback's inner loop reads y!·grad[rowval[p]] and writes no element
+    at a loaded index (y! is not restored): LLVM vectorises it, so its seed branch
+    becomes selects."""
+    module = pass_before_guards(WORKLOADS.read_text(), "csc_matvec!",
+                                (VEC, IVEC, IVEC, VEC, VEC), str(WORKLOADS))
+    assert loop_branches(module, "p") == (1, 0)
+    assert loop_branches(selects_outside_gathers(module), "p") == (0, 2)
+
+
+def test_a_loop_that_gathers_around_a_loop_keeps_its_branch():
+    module = pass_before_guards(NESTED, "nested!", (VEC, ir.ArrayType("f64", 2), IVEC, VEC),
+                                "nested.rev")
+    assert loop_branches(module, "i")[0] == 1
+    assert loop_branches(selects_outside_gathers(module), "i") == (1, 0)
+    # its inner loop, which neither gathers nor scatters, has selects
+    assert loop_branches(selects_outside_gathers(module), "k") == (0, 1)
 
 
 def test_seed_branches_in_loops_carried_through_elements_stay_branches():
