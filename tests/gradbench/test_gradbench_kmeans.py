@@ -67,6 +67,25 @@ def test_the_nearest_centroids_as_an_output_keep_the_cost_and_its_derivatives(si
     assert checked(0.0, np.zeros(len(points), dtype=np.int64), points, centroids)[0] == value
 
 
+@pytest.mark.parametrize("k", [5, 40])
+def test_ties_go_to_the_first_centroid(k):
+    """Centroids repeated (and points on the repeated ones): every point's nearest
+    centroid is the first of its equals, in the lanes' search (k < 16) and the
+    search per point alike, as cost!'s chain of prefix argmins has it."""
+    points, centroids = _arrays({"k": k, "n": 53, "d": 3}, seed=5)
+    centroids[k - 1] = centroids[1]
+    centroids[k - 2] = centroids[0]
+    points[::4] = centroids[1]
+    distances = ((points[:, None] - centroids[None]) ** 2).sum(axis=2)
+    expected = np.argmin(distances, axis=1)
+    m = program("kmeans")
+    value, nearest = m["cost_nearest!"](0.0, np.zeros(len(points), dtype=np.int64),
+                                        points, centroids)[:2]
+    np.testing.assert_array_equal(nearest, expected)
+    assert set(nearest.tolist()).isdisjoint({k - 1, k - 2})
+    assert value == m["cost!"](0.0, points, centroids)[0]
+
+
 def test_reversibility_checks_pass():
     points, centroids = _arrays(inputs.SIZES["small"])
     checked = _cost_j_h(program("kmeans", invcheck=True), points, centroids)
