@@ -22,8 +22,10 @@ def _rotate(r, x):
     return jnp.where(nonzero, full, x + jnp.cross(r, x))
 
 
-def _reproj(cam, x, w, feat):
-    """The weighted reprojection error (2) of one observation."""
+def _reproj(par, feat):
+    """The weighted reprojection error (2) of one observation, whose camera, point
+    and weight are `par` (15)."""
+    cam, x, w = par[0:11], par[11:14], par[14]
     p = _rotate(cam[0:3], x - cam[3:6])
     uv = p[:2] / p[2]
     rr = jnp.dot(uv, uv)
@@ -35,25 +37,23 @@ def _weight_error(w):
     return 1.0 - w * w
 
 
-_objective = jax.jit(lambda cams, xs, w, feats: (
-    jax.vmap(_reproj)(cams, xs, w, feats), _weight_error(w)))
-_blocks = jax.jit(lambda cams, xs, w, feats: (
-    jax.vmap(jax.jacrev(_reproj, argnums=(0, 1, 2)))(cams, xs, w, feats),
-    jax.vmap(jax.grad(_weight_error))(w)))
+_objective = jax.jit(lambda params, w, feats: (
+    jax.vmap(_reproj)(params, feats), _weight_error(w)))
+_blocks = jax.jit(lambda params, w, feats: (
+    jax.vmap(jax.jacrev(_reproj))(params, feats), jax.vmap(jax.grad(_weight_error))(w)))
 
 
 def prepare(function: str, input) -> Prepared:
     obs = Observations.from_input(input)
-    args = tuple(jnp.asarray(a) for a in (obs.cams_seen, obs.points_seen, obs.w, obs.feats))
+    args = tuple(jnp.asarray(a) for a in (obs.params_seen, obs.w, obs.feats))
     if function == "objective":
         def run():
             return jax.block_until_ready(_objective(*args))
         output = objective_output
     elif function == "jacobian":
         def run():
-            (dcam, dx, dw), dweights = jax.block_until_ready(_blocks(*args))
-            return obs.csr(np.asarray(dcam), np.asarray(dx), np.asarray(dw),
-                           np.asarray(dweights))
+            blocks, dweights = jax.block_until_ready(_blocks(*args))
+            return obs.csr(np.asarray(blocks), np.asarray(dweights))
         output = csr_output
     else:
         raise UnknownFunction("ba", function)

@@ -24,8 +24,10 @@ def _rotate(r, x):
     return torch.where(nonzero, full, x + torch.linalg.cross(r, x))
 
 
-def _reproj(cam, x, w, feat):
-    """The weighted reprojection error (2) of one observation."""
+def _reproj(par, feat):
+    """The weighted reprojection error (2) of one observation, whose camera, point
+    and weight are `par` (15)."""
+    cam, x, w = par[0:11], par[11:14], par[14]
     p = _rotate(cam[0:3], x - cam[3:6])
     uv = p[:2] / p[2]
     rr = torch.dot(uv, uv)
@@ -38,24 +40,23 @@ def _weight_error(w):
 
 
 _reproj_all = vmap(_reproj)
-_reproj_blocks = vmap(jacrev(_reproj, argnums=(0, 1, 2)))
+_reproj_blocks = vmap(jacrev(_reproj))
 _weight_derivatives = vmap(grad(_weight_error))
 
 
 def prepare(function: str, input) -> Prepared:
     obs = Observations.from_input(input)
     args = tuple(torch.from_numpy(a) for a in
-                 (obs.cams_seen, obs.points_seen, obs.w, obs.feats))
-    w = args[2]
+                 (obs.params_seen, obs.w, obs.feats))
+    params, w, feats = args
     if function == "objective":
         def run():
             with torch.no_grad():
-                return _reproj_all(*args).numpy(), _weight_error(w).numpy()
+                return _reproj_all(params, feats).numpy(), _weight_error(w).numpy()
         output = objective_output
     elif function == "jacobian":
         def run():
-            dcam, dx, dw = _reproj_blocks(*args)
-            return obs.csr(dcam.numpy(), dx.numpy(), dw.numpy(),
+            return obs.csr(_reproj_blocks(params, feats).numpy(),
                            _weight_derivatives(w).numpy())
         output = csr_output
     else:
