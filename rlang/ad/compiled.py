@@ -26,7 +26,8 @@ from ..ir.nodes import symbol_of
 from ..numbers import ULog, ULogArray
 from ..values import Stack, is_device_array, read_element
 from .loss import loss_location, resolve_loss
-from .symbols import GRAD, TAN, derived_symbol, lane_count, laned_symbol, shadow_type
+from .symbols import (GRAD, TAN, derived_symbol, lane_count, laned_symbol, shadow_type,
+                      without_gradients)
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
@@ -365,13 +366,15 @@ def compiled_hessian(functions, name: str, args: list, loss, inverse: bool,
 
 
 def compiled_gradient_and_hvp(functions, name: str, args: list, vector: list, loss,
-                              inverse: bool, ran=None) -> tuple:
+                              inverse: bool, ran=None, wanted=None) -> tuple:
     """`drivers.gradient_and_hvp` on a compiled backend: (the loss's gradient, its
     tangent along `vector`), from one forward-over-reverse run (`vector`: one entry
     per argument, None for those without a tangent).  `ran(run)`, if given, sees the
     `_ForwardOverReverse` of a run whose arguments bound as they are (for its
-    builtin: rlang/ad/hvp_call.py)."""
-    run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp")
+    builtin: rlang/ad/hvp_call.py).  `wanted`: the positions the caller reads (None:
+    all); the others' entries are then zeros (Note [Gradients nobody reads],
+    ad/derivatives.py)."""
+    run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp", wanted=wanted)
     gradient, moved = run.loss_seeded_run(run.tangents_along(vector))
     if run.known and ran is not None:
         ran(run)
@@ -433,14 +436,17 @@ class _ForwardOverReverse:
     there is none) in the direction `tangents`."""
 
     def __init__(self, functions, name: str, args: list, loss, inverse: bool, driver: str,
-                 backward: bool | None = None):
+                 backward: bool | None = None, wanted=None):
         """`loss` None: the forward run alone (`forward_run`; jvp), unless `backward`
-        asks for the gradient pass too (seeded by the caller: `seeded_run`)."""
+        asks for the gradient pass too (seeded by the caller: `seeded_run`).
+        `wanted`: the positions whose gradients (and their tangents) the caller reads
+        (None: all); the pass leaves the others zero (Note [Gradients nobody reads],
+        ad/derivatives.py)."""
         fn = functions.unit.functions[name]
         self.fn, self.functions = fn, functions
         backward = loss is not None if backward is None else backward
         key = plan_key(name, signature_of(args), loss, inverse)
-        key = key and ("tangent runs", backward, key)
+        key = key and ("tangent runs", backward, key, wanted)
         known = functions.plans.get(key) if key else None
         self.known = known is not None      # arguments of these kinds bind as they are
         if known is not None:
@@ -459,11 +465,14 @@ class _ForwardOverReverse:
         self.forward = functions.native(name, types, inverse, derivative="tan")
         self.forward_symbol = derived_symbol(TAN, symbol_of(name, types, inverse))
         self.backward = self.backward_symbol = None
+        self.kinds = _zero_kinds(types, values)
         if backward:
-            self.backward = functions.native(name, types, inverse, derivative="tan_grad")
+            unwanted = () if wanted is None else \
+                [k for k, kind in enumerate(self.kinds) if kind is not None and k not in wanted]
+            self.backward = functions.native(name, types, inverse,
+                                             derivative=without_gradients("tan_grad", unwanted))
             self.backward_symbol = derived_symbol(TAN, derived_symbol(
                 GRAD, symbol_of(name, types, not inverse)))
-        self.kinds = _zero_kinds(types, values)
         if key and all(v is a for v, a in zip(values, args)):
             functions.plans[key] = (self.view, types, self.forward, self.forward_symbol,
                                     self.backward, self.backward_symbol, self.kinds)

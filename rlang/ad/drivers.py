@@ -509,7 +509,8 @@ def gradient_and_hvp(function, args, vector, loss, driver: str = "jvp",
                 made(module.compiled, run, function.name, function.inverse, args, loss,
                      wanted)
             result = module.compiled_or_none(_compiled().compiled_gradient_and_hvp, function.name,
-                                             list(args), vector, loss, function.inverse, ran)
+                                             list(args), vector, loss, function.inverse, ran,
+                                             wanted)
             if result is not None:
                 return result
         fn = module.unit.functions[function.name]

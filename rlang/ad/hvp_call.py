@@ -81,12 +81,18 @@ def _program(run, args: list, invcheck: bool, wanted=None):
     g = tuple(range(n + len(tangents), n + len(tangents) + len(gradients)))
     z = tuple(range(g[-1] + 1, g[-1] + 1 + len(zeros)))
     holders += tangents + gradients + zeros
+    gradient_of = [k for k, kind in enumerate(kinds) if kind is not None]
+    # the gradients (and their tangents) of arrays f only reads, unwanted: the pass
+    # adds to them and never reads them (Note [Gradients nobody reads], derivatives.py)
+    unread = () if wanted is None else tuple(
+        h for k, h_g, h_z in zip(gradient_of, g, z) for h in (h_g, h_z)
+        if k not in wanted and k in arrays and k not in written and k != position)
     return NativeCall(
         inputs=inputs + ("any",) * n, holders=holders, runs=(a + t, a + g + t + z),
         results=(_only(results_of(kinds, holders, g[0]), wanted),
                  _only(results_of(kinds, holders, z[0]), wanted)),
         apart=tuple(written) if invcheck else (),
-        inside=() if index is None else ((position, index),))
+        inside=() if index is None else ((position, index),), unread=unread)
 
 
 def _constant_location(run, args: list):

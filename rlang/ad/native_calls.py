@@ -36,7 +36,10 @@ class NativeCall:
       `index` of its float64 array, read after run r (before the next changes it);
     - `writable`: array inputs that must be writable; `saved`: array inputs copied
       before the runs and put back after; `apart`: array inputs that must not overlap
-      another array input; `inside`: `(j, index)` with the element inside input j.
+      another array input; `inside`: `(j, index)` with the element inside input j;
+    - `unread`: "zeros" holders that no run reads (the gradients of arguments f
+      only reads, which the caller does not want): an array kept for one from the
+      last call is taken as it is, not zeroed again.
     """
     inputs: tuple
     holders: tuple
@@ -47,6 +50,7 @@ class NativeCall:
     apart: tuple = ()
     inside: tuple = ()
     reads: tuple = ()
+    unread: tuple = ()
 
 
 def is_array(kind) -> bool:

@@ -6,8 +6,10 @@ transforms: Note [Code without LLVM], rlang/backends/llvm/shared_code.py).
 (GRAD: the gradient pass, TAN: the tangent run; `rev_f__f64` → `rev_grad_f__f64`);
 `laned_symbol(symbol, W)` that of its pass with W lanes; `split_lanes(derivative)`
 and `lane_count(derivative)` read a derivative's name ("grad", "tan", "tan_grad",
-with W ≥ 2 lanes: "grad4"); `shadow_type(t)` is the type of the gradient of a
-value of IR type `t`, or None where it has none.
+with W ≥ 2 lanes: "grad4"); `without_gradients(derivative, positions)` names it
+with the gradients of some arguments not wanted ("tan_grad-0-2"), and
+`split_unwanted` reads that back; `shadow_type(t)` is the type of the gradient of
+a value of IR type `t`, or None where it has none.
 """
 from __future__ import annotations
 
@@ -24,6 +26,19 @@ def derived_symbol(kind: str, symbol: str) -> str:
     """The symbol of `symbol`'s derived function of `kind` (`rev_f__f64` →
     `rev_grad_f__f64`)."""
     return f"rev_{kind}_{symbol[len('rev_'):]}"
+
+
+def without_gradients(derivative: str, positions) -> str:
+    """`derivative` whose gradients of the arguments at `positions` nobody reads
+    (Note [Gradients nobody reads], ad/derivatives.py): its name in the caches."""
+    return derivative + "".join(f"-{k}" for k in sorted(positions))
+
+
+def split_unwanted(derivative: str) -> tuple:
+    """(the derivative, the positions whose gradients nobody reads) of a name
+    `without_gradients` made; (derivative, frozenset()) for any other."""
+    base, *positions = derivative.split("-")
+    return base, frozenset(int(k) for k in positions)
 
 
 def laned_symbol(symbol: str, lanes: int) -> str:

@@ -248,12 +248,13 @@ def _derivative_modules(lowered, derivative: str) -> tuple:
     lowers; a gradient pass's primal parameters (and in its tangent, their tangents)
     are not restored for nobody (Note [Restoration nobody reads], rlang/ir/prune.py)."""
     from ...ad.derivatives import derivative_ir, restoration_unread
-    from ...ad.symbols import split_lanes
+    from ...ad.symbols import split_lanes, split_unwanted
     from .emit import emit_module
 
+    derivative, unwanted = split_unwanted(derivative)
     module, shared = derivative_ir(lowered, derivative)
     if split_lanes(derivative)[0] in ("grad", "tan_grad"):
-        module = restoration_unread(module, shared)
+        module = restoration_unread(module, shared, unwanted)
     return module, emit_module(module, report_locals=False, shared=shared)
 
 

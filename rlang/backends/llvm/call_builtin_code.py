@@ -309,6 +309,8 @@ class _Writer:
                 ll.Constant(I32, ndim), self._extents(item), float64, ll.Constant(I32, 0)])
 
         def refill(kept):
+            if h in self.call.unread:       # (its values are never read)
+                return kept
             memset = builder.module.declare_intrinsic("llvm.memset", [PTR, I64])
             self.b.call(memset, [builder.read(kept, self.data_at, PTR), ll.Constant(I8, 0),
                                  self._bytes(kept, ndim), ll.Constant(ll.IntType(1), 0)])

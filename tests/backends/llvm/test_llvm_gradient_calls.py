@@ -641,3 +641,67 @@ def test_a_kept_gradient_the_pass_reads_is_zeroed_at_every_call(modules):
             shifted = x + c * c
             expected = (4 * c * np.sum(shifted), 4 * np.sum(shifted) + 8 * c * c * n)
             np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# ---- gradients nobody reads (Note [Gradients nobody reads], rlang/ad/derivatives.py)
+
+def _mentioned_entry_params(llvm, name: str, args, derivative: str) -> dict:
+    """{entry parameter name: whether the optimised-IR pass mentions it} of the
+    derivative `derivative` of `name` for `args`."""
+    from rlang.ad.derivatives import complete
+    from rlang.backends.llvm.backend import build_derivative
+    from rlang.ir.passes import run_passes
+    from rlang.ir.walk import mentioned_vars, walk
+    from rlang.lower.argument_types import type_of_value
+
+    types = tuple(type_of_value(v) for v in args)
+    module, _ = build_derivative(llvm.unit, name, types, False, llvm.compiled.invcheck,
+                                 derivative)
+    module = run_passes(complete(module))
+    used = set()
+    for fn in module.functions.values():
+        for stmt in walk(fn.body):
+            used |= mentioned_vars(stmt)
+    return {p.name: p in used for p in module.functions[module.entry].params}
+
+
+def test_derivative_names_with_gradients_nobody_reads():
+    from rlang.ad.symbols import split_unwanted, without_gradients
+
+    assert without_gradients("tan_grad", [4, 0, 1]) == "tan_grad-0-1-4"
+    assert without_gradients("tan_grad", ()) == "tan_grad"
+    assert split_unwanted("tan_grad-0-1-4") == ("tan_grad", frozenset({0, 1, 4}))
+    assert split_unwanted("grad4") == ("grad4", frozenset())
+
+
+def test_a_pass_leaves_out_the_gradients_nobody_reads(modules):
+    """spring!'s x is only read: with its gradient unwanted the pass mentions neither
+    it nor its tangent; moved!'s x! is written, and the chain rule of c reads its
+    gradient, which stays."""
+    llvm, _ = modules
+    spring = [0.0, np.ones((3, 2)), np.ones(2), 3, 0.5]
+    whole = _mentioned_entry_params(llvm, "spring!", spring, "tan_grad")
+    picked = _mentioned_entry_params(llvm, "spring!", spring, "tan_grad-0-1-4")
+    assert whole["x·grad"] and whole["x·grad·tan"]
+    assert not picked["x·grad"] and not picked["x·grad·tan"]
+    assert picked["w·grad"] and picked["w·grad·tan"]
+    moved = _mentioned_entry_params(llvm, "moved!", [0.0, np.ones(4), 0.5], "tan_grad-0-1")
+    assert moved["x!·grad"] and moved["c·grad"]
+
+
+def test_a_picked_gradient_has_the_same_bits_at_every_call(modules):
+    """The general run of `rlang.jvp(rlang.grad(f, loss, argnums))` (its first call)
+    and its builtin (the later ones) run the same pass without the unwanted
+    gradients, so they give the same bits; the arrays the builtin keeps for those
+    gradients are not zeroed again and change nothing."""
+    llvm, interp = modules
+    gradient = rlang.grad(llvm["spring!"], "e!", argnums=2)
+    args, dx = _spring_jvp_case(np.random.default_rng(14), 7, 4)
+    direction = (None, dx, None, None, None)
+    first = rlang.jvp(gradient, tuple(_copied(args)), direction)
+    assert any(key[3] == "tan_grad-0-1-4" for key in llvm.compiled._modules)
+    for _ in range(4):
+        _identical(rlang.jvp(gradient, tuple(_copied(args)), direction), first)
+    whole = rlang.jvp(rlang.grad(interp["spring!"], "e!", argnums=2), tuple(_copied(args)),
+                      direction)
+    assert_same_gradients(first, whole)
