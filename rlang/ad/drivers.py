@@ -617,14 +617,25 @@ def _jvp_of_transform(g, args, tangents) -> tuple:
     except TypeError:
         raise RlangTypeError(f"rlang.jvp takes the arguments as a list or a tuple, got "
                              f"{type(args).__name__}") from None
-    gradient, moved = gradient_and_hvp(f, args, tangents, loss,
-                                       wanted=getattr(pick, "positions", None))
+    wanted = getattr(pick, "positions", None)
+    if kind == "value_and_grad" and wanted is not None:     # (the slope reads these)
+        wanted = wanted | _along(tangents)
+    gradient, moved = gradient_and_hvp(f, args, tangents, loss, wanted=wanted)
     if kind == "grad":
         return pick(gradient), pick(moved)
     value = loss_value(f, args, loss)
     slope = sum(float(np.sum(np.asarray(d) * np.asarray(t))) for d, t in
                 zip(gradient, tangents) if d is not None and t is not None)
     return (value, pick(gradient)), (slope, pick(moved))
+
+
+def _along(tangents) -> frozenset:
+    """The positions of the entries of `tangents` that are not None (none where it
+    is not a sequence: gradient_and_hvp refuses it)."""
+    try:
+        return frozenset(k for k, t in enumerate(tangents) if t is not None)
+    except TypeError:
+        return frozenset()
 
 
 def vjp(function, *args) -> tuple:
