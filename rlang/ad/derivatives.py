@@ -53,7 +53,7 @@ from .adjoint_ir import AdjointFunction
 from .lanes import laned
 from .nested_ir import expansion
 from ..errors import RlangTypeError
-from .shadow import derive_module
+from .shadow import derive_module, shadowed_name
 from .symbols import DERIVATIVES, split_lanes, split_unwanted
 from .tangent_ir import TangentFunction
 
@@ -105,7 +105,7 @@ def restoration_unread(module: ir.Module, shared: frozenset,
     entry = module.functions[module.entry]
     names = {entry.params[k].name for k in unwanted if k < len(entry.params)}
     unread = frozenset(p for p in entry.params if (
-        p not in shared or p.name.split("·")[0] in names) and "ulog" not in
+        p not in shared or shadowed_name(p) in names) and "ulog" not in
         (p.type, getattr(p.type, "elem", None)))
     functions = dict(module.functions)
     functions[module.entry] = replace(entry, final_unread=unread)

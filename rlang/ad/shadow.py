@@ -59,6 +59,18 @@ def place_value(place, checked: bool = False):
     return ir.Load(place.var, place.indices, place.site if checked else None, place.field)
 
 
+
+#: what joins a variable's name and its shadow's kind (`x·grad`, `x·grad·tan`): no
+#: name of rev has it
+SHADOW_MARK = "·"
+
+
+def shadowed_name(var: ir.Var) -> str:
+    """The name of the variable whose shadow (at any depth) `var` is; a variable
+    that is no shadow its own name."""
+    return var.name.split(SHADOW_MARK)[0]
+
+
 class ShadowFunction:
     """One function with shadows; see the module docstring."""
 
@@ -119,7 +131,7 @@ class ShadowFunction:
             t = shadow_type(var.type)
             if t is None:
                 return None
-            shadow = ir.Var(f"{var.name}·{self.kind}", t, var.is_param)
+            shadow = ir.Var(f"{var.name}{SHADOW_MARK}{self.kind}", t, var.is_param)
             self.shadows[var] = shadow
         return shadow
 
