@@ -301,6 +301,13 @@ def test_generated_float_programs(source, args, loss):
     _identical(got, first)
     assert_same_gradients(got, rlang.hvp(interp.f, _copied(args), vector, loss), source,
                           rtol=1e-10)
+    # the pullback (rlang/ad/vjp_call.py): its builtin's bits, the interpreter's values
+    pull = rlang.vjp(llvm.f, *_copied(args))[1]
+    for _ in range(3):
+        first = pull(vector)
+    got = pull(vector)
+    _identical(got, first)
+    assert_same_gradients(got, rlang.vjp(interp.f, *_copied(args))[1](vector), source)
 
 
 # ---- rlang.hvp (rlang/ad/hvp_call.py)
