@@ -54,7 +54,7 @@ def vmap(f, in_axes=0):
             return batch.call()
         kind, _, loss, pick = transform
         if kind == "jacrev":        # (`loss`: the output parameter)
-            return pick(batch.jacobian(loss))
+            return pick(batch.jacobian(loss, getattr(pick, "positions", None)))
         value, gradients = batch.gradient(loss, kind == "value_and_grad")
         return (value, pick(gradients)) if kind == "value_and_grad" else pick(gradients)
 
@@ -260,16 +260,18 @@ class _Batch:
 
 
     # ------------------------------------------------------------ Jacobians
-    def jacobian(self, output) -> tuple:
+    def jacobian(self, output, wanted=None) -> tuple:
         """Per argument, the Jacobian of `output` (a parameter name or position) in
-        every item, the batch axis first (None for integers and bools)."""
+        every item, the batch axis first (None for integers and bools; for those
+        outside `wanted`, the positions the caller reads, it may be None too)."""
         from .ad.drivers import parameter_position
 
         position = parameter_position(self.function, output)
-        result = self._compiled(lambda compiled: self._compiled_jacobian(compiled, position))
+        result = self._compiled(
+            lambda compiled: self._compiled_jacobian(compiled, position, wanted))
         return result if result is not None else self._jacobian_by_item(output)
 
-    def _compiled_jacobian(self, compiled, output: int):
+    def _compiled_jacobian(self, compiled, output: int, wanted=None):
         """One forward run and a laned pass per group of rows (Note [Batched
         Jacobians], ad/batched.py), or None where those do not apply."""
         from .ad.batched import batched_jacobian
@@ -281,7 +283,7 @@ class _Batch:
         written = [b for k, b in enumerate(batches) if k in self.written and b is self.moved[k]]
         with callers_arrays_kept(written):
             return batched_jacobian(compiled, self.function.name, values, batches, self.n,
-                                    output, self.function.inverse)
+                                    output, self.function.inverse, wanted)
 
     def _jacobian_by_item(self, output) -> tuple:
         from .ad.drivers import jacobians

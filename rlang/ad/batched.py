@@ -84,34 +84,45 @@ def batched_gradient(functions, name: str, values: list, batches: list, n: int, 
 # by item (drivers.py `jacobians`), with the same values.
 
 def batched_jacobian(functions, name: str, values: list, batches: list, n: int,
-                     output: int, inverse: bool):
+                     output: int, inverse: bool, wanted=None):
     """Per argument, the Jacobian of parameter `output`'s final value with respect
     to it for every item, shaped (n,) + output's shape + the argument's, or None for
     integers and bools; None instead of the tuple where the laned pass does not
     apply (Note [Batched Jacobians]).  The batches end as the forward found them,
-    up to rounding (the caller keeps the caller's arrays)."""
+    up to rounding (the caller keeps the caller's arrays).  `wanted`: the positions
+    the caller reads (None: all); the Jacobians of arguments f only reads outside
+    it are None, not computed (Note [Gradients nobody reads], ad/derivatives.py)."""
     if not all(plain_float(v) for v in values if _has_gradient(v)) or \
             not plain_float(values[output]):
         return None
     rows = list(np.ndindex(np.shape(values[output])))
-    lanes, plan = laned_plan(functions, name, values, inverse, len(rows))
+    written = functions.interpreter.written.get(name, ())
+    unwanted = () if wanted is None else tuple(
+        k for k, v in enumerate(values)
+        if _has_gradient(v) and k not in wanted and k != output and k not in written)
+    lanes, plan = laned_plan(functions, name, values, inverse, len(rows), unwanted)
     if plan is None:
         return None
     types = functions.types_of(values)
     functions.run_batch(functions.native(name, types, inverse),
                         symbol_of(name, types, inverse), values, batches, n)
     shapes = [None if z is None else np.shape(v) for v, z in zip(values, plan.zeros)]
-    found = [None if s is None else np.zeros((n,) + np.shape(values[output]) + s)
-             for s in shapes]
+    # an unwanted gradient's lanes share one array the pass never touches (np.empty:
+    # no page of it is written, so none is faulted in)
+    unread = {k: np.empty((n,) + shapes[k]) for k in unwanted if shapes[k] is not None}
+    found = [None if s is None or k in unread else
+             np.zeros((n,) + np.shape(values[output]) + s) for k, s in enumerate(shapes)]
     for start in range(0, len(rows), lanes):
         group = rows[start:start + lanes]
         last = start + lanes >= len(rows)
         here = [b if last or b is None else b.copy() for b in batches]
         firsts = [v if h is None else first_item(h) for v, h in zip(values, here)]
         # each lane's gradients are written where its row of the Jacobians goes
-        gradients = [[None if s is None else f[(slice(None),) + row]
-                      for s, f in zip(shapes, found)] for row in group]
-        gradients += [[None if s is None else np.zeros((n,) + s) for s in shapes]
+        gradients = [[None if s is None else unread[k] if k in unread else
+                      f[(slice(None),) + row] for k, (s, f) in enumerate(zip(shapes, found))]
+                     for row in group]
+        gradients += [[None if s is None else unread[k] if k in unread else
+                       np.zeros((n,) + s) for k, s in enumerate(shapes)]
                       for _ in range(lanes - len(group))]      # (lanes with no row)
         for lane, row in enumerate(group):
             gradients[lane][output][(slice(None),) + row] = 1.0

@@ -13,6 +13,7 @@ import numpy as np
 
 from .compiled import GradientPlan
 from .lanes import NotLaned, lane_arguments
+from .symbols import without_gradients
 
 #: Cotangents per pass: rows taken together.  Each lane repeats the gradient
 #: statements; the values are computed once per pass.
@@ -58,13 +59,17 @@ def compiled_jacobian(functions, name: str, args: list, inverse: bool, inputs: l
     return np.array(found)
 
 
-def laned_plan(functions, name: str, values: list, inverse: bool, rows: int) -> tuple:
+def laned_plan(functions, name: str, values: list, inverse: bool, rows: int,
+               unwanted=()) -> tuple:
     """(lanes, the GradientPlan of the gradient pass carrying that many cotangents
     for `rows` rows), the plan None where such a pass does not apply (it computes a
-    value from a gradient; gradients that are not plain floats and arrays)."""
+    value from a gradient; gradients that are not plain floats and arrays).
+    `unwanted`: positions whose gradients nobody reads (Note [Gradients nobody
+    reads], ad/derivatives.py)."""
     lanes = max(2, min(LANES, rows))
     try:
-        plan = GradientPlan(functions, name, values, None, inverse, f"grad{lanes}")
+        plan = GradientPlan(functions, name, values, None, inverse,
+                            without_gradients(f"grad{lanes}", unwanted))
     except NotLaned:
         return lanes, None
     if not plan.plain or plan.log_space or plan.on_device:

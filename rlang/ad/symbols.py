@@ -56,8 +56,9 @@ def split_lanes(derivative: str) -> tuple:
 
 
 def lane_count(derivative: str) -> int:
-    """W of a laned derivative (0 for one without lanes)."""
-    return split_lanes(derivative)[1]
+    """W of a laned derivative (0 for one without lanes), gradients nobody reads or
+    not."""
+    return split_lanes(split_unwanted(derivative)[0])[1]
 
 
 def shadow_type(t):

@@ -43,6 +43,13 @@ end
 function spin(z: complex, a)
     z += a * a
 end
+
+# t! is written, and y!'s Jacobian with respect to x goes through t!'s gradient
+function flow!(y!: f64[:], t!: f64[:], x: f64[:])
+    t![0] += x[0] * x[1]
+    y![0] += t![0] * t![0]
+    y![1] += x[1] * t![1]
+end
 """
 
 BACKENDS = ["interp", "llvm"]
@@ -124,6 +131,37 @@ def test_vmap_of_jacrev_over_groups_of_rows(m, rows):
     for k in range(5):
         expected = rlang.jacrev(interp.wide_, "y!", argnums=1)(np.zeros(rows), xs[k])
         np.testing.assert_array_equal(got[k], expected)
+
+
+def test_vmap_of_jacrev_leaves_out_the_jacobians_nobody_reads(m):
+    """argnums=1 on rot!: x, which rot! only reads, gets no Jacobian on llvm (its
+    pass is built without x's gradient: Note [Gradients nobody reads],
+    rlang/ad/derivatives.py); a's is the items' one by one."""
+    rng = np.random.default_rng(5)
+    count = 6
+    ys, a, xs = np.zeros((count, 3)), rng.normal(size=count), rng.normal(size=(count, 3))
+    got = rlang.vmap(rlang.jacrev(m.rot_, "y!", argnums=(1,)))(ys, a, xs, np.full(count, 2))
+    jac = rlang.jacrev(m.rot_, "y!", argnums=1)
+    expected = np.stack([np.asarray(jac(np.zeros(3), a[k], xs[k], 2)) for k in range(count)])
+    assert len(got) == 1 and got[0].shape == (count, 3)
+    np.testing.assert_allclose(got[0], expected, rtol=1e-14, atol=1e-15)
+    if m.backend == "llvm":
+        assert any(key[0] == "rot!" and key[3].startswith("grad") and key[3].endswith("-2")
+                   for key in m.compiled._modules)
+
+
+def test_vmap_of_jacrev_keeps_the_gradients_of_written_arguments(m):
+    """argnums=2 on flow!: t! is not wanted, but flow! writes it and x's Jacobian
+    reads its gradient, so the pass keeps it (and it starts from zeros)."""
+    rng = np.random.default_rng(6)
+    count = 5
+    ts, xs = rng.normal(size=(count, 2)), rng.normal(size=(count, 2))
+    got, = rlang.vmap(rlang.jacrev(m.flow_, "y!", argnums=(2,)))(np.zeros((count, 2)),
+                                                                  ts.copy(), xs)
+    for k in range(count):
+        t0 = ts[k, 0] + xs[k, 0] * xs[k, 1]
+        expected = [[2 * t0 * xs[k, 1], 2 * t0 * xs[k, 0]], [0.0, ts[k, 1]]]
+        np.testing.assert_allclose(got[k], expected, rtol=1e-13, atol=1e-14)
 
 
 def test_llvm_takes_one_forward_run_and_a_laned_pass_per_group(monkeypatch):
