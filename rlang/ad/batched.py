@@ -107,8 +107,8 @@ def batched_jacobian(functions, name: str, values: list, batches: list, n: int,
     functions.run_batch(functions.native(name, types, inverse),
                         symbol_of(name, types, inverse), values, batches, n)
     shapes = [None if z is None else np.shape(v) for v, z in zip(values, plan.zeros)]
-    # an unwanted gradient's lanes share one array the pass never touches (np.empty:
-    # no page of it is written, so none is faulted in)
+    # an unwanted gradient's lanes share one array that the pass never reads and,
+    # its updates dropped, does not write (np.empty: no page of it is faulted in)
     unread = {k: np.empty((n,) + shapes[k]) for k in unwanted if shapes[k] is not None}
     found = [None if s is None or k in unread else
              np.zeros((n,) + np.shape(values[output]) + s) for k, s in enumerate(shapes)]
