@@ -24,6 +24,7 @@ from .compiled import cached_plan, plan_key
 from .jacobian_rows import laned_plan, plain_float
 from .lanes import lane_arguments
 from .loss import resolve_loss
+from .symbols import unwanted_positions
 
 
 def batched_call(functions, name: str, values: list, batches: list, n: int,
@@ -96,10 +97,9 @@ def batched_jacobian(functions, name: str, values: list, batches: list, n: int,
             not plain_float(values[output]):
         return None
     rows = list(np.ndindex(np.shape(values[output])))
-    written = functions.interpreter.written.get(name, ())
-    unwanted = () if wanted is None else tuple(
-        k for k, v in enumerate(values)
-        if _has_gradient(v) and k not in wanted and k != output and k not in written)
+    unwanted = unwanted_positions(   # of arguments f only reads: see `unread` below
+        [k for k, v in enumerate(values) if _has_gradient(v)], wanted,
+        kept=(*functions.interpreter.written.get(name, ()), output))
     lanes, plan = laned_plan(functions, name, values, inverse, len(rows), unwanted)
     if plan is None:
         return None

@@ -27,7 +27,7 @@ from ..numbers import ULog, ULogArray
 from ..values import Stack, is_device_array, read_element
 from .loss import loss_location, resolve_loss
 from .symbols import (GRAD, TAN, derived_symbol, lane_count, laned_symbol, shadow_type,
-                      without_gradients)
+                      unwanted_positions, without_gradients)
 
 
 def compiled_gradient(functions, name: str, args: list, loss, inverse: bool,
@@ -372,15 +372,17 @@ def compiled_gradient_and_hvp(functions, name: str, args: list, vector: list, lo
     per argument, None for those without a tangent).  `ran(run)`, if given, sees the
     `_ForwardOverReverse` of a run whose arguments bound as they are (for its
     builtin: rlang/ad/hvp_call.py).  `wanted`: the positions the caller reads (None:
-    all); the others' entries are then zeros (Note [Gradients nobody reads],
-    ad/derivatives.py)."""
+    all); the others' entries are None, as the builtin gives them (Note [Gradients
+    nobody reads], ad/derivatives.py)."""
     run = _ForwardOverReverse(functions, name, args, loss, inverse, "hvp", wanted=wanted)
     gradient, moved = run.loss_seeded_run(run.tangents_along(vector))
     if run.known and ran is not None:
         ran(run)
-    held = run.held_constant     # ulog arguments: no tangent in, none reported (drivers.py)
-    return (tuple(None if k in held else g for k, g in enumerate(gradient)),
-            tuple(None if k in held else m for k, m in enumerate(moved)))
+    # ulog arguments: no tangent in, none reported (drivers.py); unwanted: not computed
+    left = run.held_constant | ({k for k in range(len(gradient)) if k not in wanted}
+                                if wanted is not None else set())
+    return (tuple(None if k in left else g for k, g in enumerate(gradient)),
+            tuple(None if k in left else m for k, m in enumerate(moved)))
 
 
 def compiled_vjp_tangent(functions, name: str, args: list, cotangents: list, vector: list,
@@ -467,8 +469,8 @@ class _ForwardOverReverse:
         self.backward = self.backward_symbol = None
         self.kinds = _zero_kinds(types, values)
         if backward:
-            unwanted = () if wanted is None else \
-                [k for k, kind in enumerate(self.kinds) if kind is not None and k not in wanted]
+            unwanted = unwanted_positions(
+                [k for k, kind in enumerate(self.kinds) if kind is not None], wanted)
             self.backward = functions.native(name, types, inverse,
                                              derivative=without_gradients("tan_grad", unwanted))
             self.backward_symbol = derived_symbol(TAN, derived_symbol(

@@ -46,7 +46,7 @@ GradBench's harness; d = 16: 1.53 → 1.23).
 `rlang.vmap(rlang.jacrev(f, output, argnums))` does the same with its laned pass
 ("grad<W>-2", ad/batched.py): the Jacobians of the arguments f only reads that
 `argnums` leaves out are not computed, and their lanes share one `np.empty` array
-the pass never touches.  GradBench's ba (p = 899,155) made the Jacobians of e!
+that the pass never reads and, its updates dropped, does not write.  GradBench's ba (p = 899,155) made the Jacobians of e!
 and feat too, 58 MB a call: the batched Jacobian took 208–234 ms, now 182–210 ms
 (e!'s, the output's, is the seed and stays).
 """

@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..frontend import ast
 from ..lower.argument_types import signature_of
 from .compiled import plan_key
+from .symbols import unwanted_positions
 from .loss import loss_location
 from .native_calls import NativeCall, call_made, gradient_holders, input_kinds, results_of
 
@@ -84,9 +85,10 @@ def _program(run, args: list, invcheck: bool, wanted=None):
     gradient_of = [k for k, kind in enumerate(kinds) if kind is not None]
     # the gradients (and their tangents) of arrays f only reads, unwanted: the pass
     # adds to them and never reads them (Note [Gradients nobody reads], derivatives.py)
-    unread = () if wanted is None else tuple(
-        h for k, h_g, h_z in zip(gradient_of, g, z) for h in (h_g, h_z)
-        if k not in wanted and k in arrays and k not in written and k != position)
+    never_read = unwanted_positions([k for k in gradient_of if k in arrays], wanted,
+                                    kept=(*written, position))
+    unread = tuple(h for k, h_g, h_z in zip(gradient_of, g, z) if k in never_read
+                   for h in (h_g, h_z))
     return NativeCall(
         inputs=inputs + ("any",) * n, holders=holders, runs=(a + t, a + g + t + z),
         results=(_only(results_of(kinds, holders, g[0]), wanted),

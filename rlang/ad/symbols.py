@@ -34,6 +34,14 @@ def without_gradients(derivative: str, positions) -> str:
     return derivative + "".join(f"-{k}" for k in sorted(positions))
 
 
+def unwanted_positions(positions, wanted, kept=()) -> tuple:
+    """The positions of `positions` (those with gradients) outside `wanted` (None:
+    all are wanted) and `kept`, in order: the gradients nobody reads."""
+    if wanted is None:
+        return ()
+    return tuple(k for k in positions if k not in wanted and k not in kept)
+
+
 def split_unwanted(derivative: str) -> tuple:
     """(the derivative, the positions whose gradients nobody reads) of a name
     `without_gradients` made; (derivative, frozenset()) for any other."""
