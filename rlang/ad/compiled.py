@@ -469,7 +469,8 @@ class _ForwardOverReverse:
         self.backward = self.backward_symbol = None
         self.kinds = _zero_kinds(types, values)
         if backward:
-            unwanted = unwanted_positions(
+            # (no kinds, for stack arguments: every gradient is computed)
+            unwanted = () if self.kinds is None else unwanted_positions(
                 [k for k, kind in enumerate(self.kinds) if kind is not None], wanted)
             self.backward = functions.native(name, types, inverse,
                                              derivative=without_gradients("tan_grad", unwanted))
