@@ -50,3 +50,29 @@ def test_a_fixed_seed_slice_finds_no_defect(tmp_path):
     assert set(report.families) == set(FAMILIES)
     shown = "\n\n".join(path.read_text()[:3000] for path in sorted(tmp_path.glob("*.txt"))[:5])
     assert not report.findings, f"{report.summary()}\n{shown}"
+
+
+def test_gradients_within_their_inputs_last_bits_are_no_disagreement():
+    """A program whose gradient pass magnifies the compiled exp's last bit (Note
+    [Gradients as exact as their inputs], tests/gradient_agreement.py) agrees within
+    how far one ulp of its inputs moves the interpreter's gradient; the same gradient
+    off by 1e-8 of it does not."""
+    import numpy as np
+
+    import rlang
+
+    from .paths import share_test_helpers
+    from .programs import _within_spread
+    share_test_helpers()
+    from gradient_agreement import MAGNIFYING_PROGRAM as _MAGNIFYING
+
+    spec = {"source": _MAGNIFYING, "top": "f", "loss": "v[1]",
+            "args": [0.0, 0.0, 0.75, 0.0, np.array([0.9375, 0.5, 0.0]), 0]}
+    modules = {b: rlang.loads(_MAGNIFYING, backend=b) for b in ("interp", "llvm")}
+    got = {b: rlang.gradient(m.f, [a.copy() if isinstance(a, np.ndarray) else a
+                                   for a in spec["args"]], loss="v[1]")
+           for b, m in modules.items()}
+    assert abs(got["llvm"][2] - got["interp"][2]) > 1e-12 * abs(got["interp"][2])
+    assert _within_spread(spec, modules["interp"], got)
+    off = dict(got, llvm=[None if g is None else g * (1 + 1e-8) for g in got["llvm"]])
+    assert not _within_spread(spec, modules["interp"], off)
