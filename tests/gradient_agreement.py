@@ -108,29 +108,47 @@ def assert_within_spread(got, expected, spread, context: str = "", rtol: float =
             f"{context}\nllvm {g!r}\ninterpreter {e!r}\nspread {s!r}"
 
 
+class IllConditioned(Exception):
+    """A case whose gradients its inputs' last bits move by more than WIDEST_SPREAD of
+    their scale (or that inputs one ulp away make fail): no test of agreement."""
+
+
+def assert_within_ulp_spread(got, expected, gradients_at, args, context: str = "",
+                             rtol: float = RTOL) -> None:
+    """`got` within the interpreter's `expected` ± (`rtol` of the scale + 4× how far
+    `gradients_at` moves at `args` one ulp away: `ulp_spread`); IllConditioned where
+    that spread is wider than WIDEST_SPREAD of the scale, or the gradients complex
+    (Note [Gradients as exact as their inputs])."""
+    import rlang
+
+    if any(np.iscomplexobj(e) for e in expected if e is not None):
+        raise IllConditioned(context)
+    try:
+        spread = ulp_spread(gradients_at, args)
+    except rlang.RlangError as error:       # (inputs one ulp away fail a check)
+        raise IllConditioned(context) from error
+    scale = max([1.0] + [float(np.max(np.abs(e), initial=0.0))
+                         for e in expected if e is not None])
+    if any(s is not None and float(np.max(s, initial=0.0)) > WIDEST_SPREAD * scale
+           for s in spread):
+        raise IllConditioned(context)
+    assert_within_spread(got, expected, spread, context, rtol)
+
+
 def agree_or_ill_conditioned(got, expected, gradients_at, args, context: str = "",
                              rtol: float = RTOL) -> None:
-    """For a Hypothesis case: `got` within `rtol` of the interpreter's `expected`, or,
-    where the inputs' last bits already move the interpreter's gradients
-    (`gradients_at(args)` at inputs one ulp away), within that spread; a case they
-    move by more than WIDEST_SPREAD of its scale is rejected (`assume`), as no test
-    of agreement (Note [Gradients as exact as their inputs])."""
+    """For a Hypothesis case: `got` within `rtol` of the interpreter's `expected`, or
+    within the spread of `assert_within_ulp_spread`; an ill-conditioned case is
+    rejected (`assume`), as no test of agreement."""
     from hypothesis import assume
-
-    import rlang
 
     try:
         assert_same_gradients(got, expected, context, rtol=rtol)
     except AssertionError:
         try:
-            spread = ulp_spread(gradients_at, args)
-        except rlang.RlangError:        # (inputs one ulp away fail a check: not a case)
+            assert_within_ulp_spread(got, expected, gradients_at, args, context, rtol)
+        except IllConditioned:
             assume(False)
-        scale = max([1.0] + [float(np.max(np.abs(e), initial=0.0))
-                             for e in expected if e is not None])
-        assume(all(s is None or float(np.max(s, initial=0.0)) <= WIDEST_SPREAD * scale
-                   for s in spread))
-        assert_within_spread(got, expected, spread, context, rtol)
 
 
 def assert_same_error(got, expected) -> None:
